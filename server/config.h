@@ -1,0 +1,66 @@
+// daxsmbd configuration: smb.conf-style INI ([global] + one section per share), Samba's key
+// names where the meaning is the same. Unknown keys are an error with file:line.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <variant>
+#include <string>
+#include <vector>
+
+#include "protocol/header.h"
+#include "protocol/result.h"
+
+namespace daxsmbd::server {
+
+enum class SigningPolicy { Disabled, Auto, Mandatory };  // "server signing"
+
+struct ShareConfig {
+    std::string name;                  // section name as written (lookup is case-insensitive)
+    std::string path;                  // "path"
+    bool read_only = true;             // "read only" (Samba default: yes); "writable"/"writeable" invert it
+    std::vector<std::string> valid_users;  // "valid users"; empty = every authenticated user
+    bool browseable = true;            // "browseable" / "browsable"
+    std::string comment;               // "comment"
+    bool case_sensitive = false;       // "case sensitive" (default no: case-insensitive lookup)
+    bool store_dos_attributes = true;  // "store dos attributes"
+};
+
+struct GlobalConfig {
+    std::vector<uint16_t> smb_ports{445};    // "smb ports" (space separated)
+    std::vector<std::string> interfaces;     // "interfaces": addresses to listen on; empty = all
+    protocol::Dialect min_protocol = protocol::Dialect::Smb202;  // "server min protocol"
+    protocol::Dialect max_protocol = protocol::Dialect::Smb311;  // "server max protocol"
+    SigningPolicy signing = SigningPolicy::Auto;                 // "server signing"
+    std::string user_database = "/var/lib/daxsmbd/users.db";    // "user database"
+    std::string netbios_name;   // "netbios name" (default: host name, upper case)
+    std::string workgroup = "WORKGROUP";                         // "workgroup"
+    std::string server_string = "daxsmbd";                       // "server string"
+    unsigned worker_threads = 0;      // "worker threads": event loops; 0 = one per core
+    unsigned log_level = 1;           // "log level": 0 error, 1 info, 2 debug, 3 trace
+    uint32_t max_io_size = 8u << 20;  // "max io size": MaxRead/Write/TransactSize (8 MiB)
+    unsigned idle_timeout_s = 900;    // "deadtime"-like: idle connection close (seconds)
+    unsigned auth_timeout_s = 60;     // "auth timeout": time to finish authentication (seconds)
+    unsigned max_credits = 8192;      // "smb2 max credits" (Samba's name)
+    bool guest_ok = false;            // "map to guest = bad user" enables guest; default never
+};
+
+struct Config {
+    GlobalConfig global;
+    std::vector<ShareConfig> shares;
+
+    const ShareConfig* find_share(std::string_view name) const;  // case-insensitive
+
+    // Parses the text of a configuration file; `origin` names it in error messages.
+    // On failure returns a message "FILE:LINE: what is wrong".
+    struct ParseError {
+        std::string message;
+    };
+    static std::variant<Config, ParseError> parse(std::string_view text, std::string_view origin);
+    static std::variant<Config, ParseError> load(const std::string& path);
+};
+
+// The embedded default configuration used by the quick start: one share, port 445.
+std::string default_config_text(std::string_view share_path, std::string_view userdb_path);
+
+}  // namespace daxsmbd::server
