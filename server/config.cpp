@@ -1,0 +1,657 @@
+// smb.conf-style configuration parser. The syntax follows Samba's smb.conf(5) so that an admin's
+// habits carry over: `[section]` headers, `key = value`, whole-line comments starting with ';' or
+// '#', a trailing '\' continues a line, parameter names compare case- and whitespace-insensitively
+// ("read only" == "readonly" == "Read Only"). Unlike Samba, anything daxsmbd does not understand
+// is an error with FILE:LINE, never silently ignored: a typo in a security setting must not turn
+// into a default.
+#include "server/config.h"
+
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace daxsmbd::server {
+
+namespace {
+
+using protocol::Dialect;
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && is_space(s.front()))
+        s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back()))
+        s.remove_suffix(1);
+    return s;
+}
+
+// Parameter names (and enumerated values such as "bad user") compare like Samba's: case and
+// whitespace do not matter.
+std::string squash(std::string_view s) {
+    std::string out;
+    for (char c : s)
+        if (!is_space(c)) out += char(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// Booleans as Samba accepts them (lib/util/util.c set_boolean).
+std::optional<bool> parse_bool(std::string_view v) {
+    const std::string s = lower(trim(v));
+    if (s == "yes" || s == "true" || s == "1" || s == "on") return true;
+    if (s == "no" || s == "false" || s == "0" || s == "off") return false;
+    return std::nullopt;
+}
+
+std::optional<uint64_t> parse_uint(std::string_view v) {
+    v = trim(v);
+    uint64_t out = 0;
+    if (v.empty()) return std::nullopt;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (ec != std::errc() || p != v.data() + v.size()) return std::nullopt;
+    return out;
+}
+
+// A byte count with an optional binary suffix: 1048576, 1024k, 1M.
+std::optional<uint64_t> parse_size(std::string_view v) {
+    v = trim(v);
+    uint64_t mult = 1;
+    if (!v.empty()) {
+        switch (std::tolower(static_cast<unsigned char>(v.back()))) {
+            case 'k':
+                mult = 1ull << 10;
+                break;
+            case 'm':
+                mult = 1ull << 20;
+                break;
+            case 'g':
+                mult = 1ull << 30;
+                break;
+            default:
+                break;
+        }
+        if (mult != 1) v.remove_suffix(1);
+    }
+    auto n = parse_uint(v);
+    if (!n || *n > (~0ull / mult)) return std::nullopt;
+    return *n * mult;
+}
+
+// Dialect names as in Samba's "server min/max protocol". "SMB2" and "SMB3" name a family: the
+// newest member of it as a maximum, the oldest as a minimum (smb.conf(5), "server max protocol").
+std::optional<Dialect> parse_dialect(std::string_view v, bool is_max, std::string* why) {
+    const std::string s = squash(v);
+    if (s == "smb2_02") return Dialect::Smb202;
+    if (s == "smb2_10") return Dialect::Smb210;
+    if (s == "smb3_00") return Dialect::Smb300;
+    if (s == "smb3_02") return Dialect::Smb302;
+    if (s == "smb3_11") return Dialect::Smb311;
+    if (s == "smb2") return is_max ? Dialect::Smb210 : Dialect::Smb202;
+    if (s == "smb3") return is_max ? Dialect::Smb311 : Dialect::Smb300;
+    if (s == "default") return is_max ? Dialect::Smb311 : Dialect::Smb202;
+    if (s == "core" || s == "coreplus" || s == "lanman1" || s == "lanman2" || s == "nt1")
+        *why =
+            "SMB1 (" + std::string(trim(v)) + ") is not supported; the oldest dialect is SMB2_02";
+    else if (s == "smb2_22" || s == "smb2_24" || s == "smb3_10")
+        *why = "'" + std::string(trim(v)) + "' is a pre-release dialect and is not supported";
+    return std::nullopt;
+}
+
+// "server signing" values as Samba's loadparm accepts them (enum_smb_signing_vals). For SMB2+
+// Samba's "disabled" and "desired" both behave as "auto" on the server side; we keep "disabled"
+// distinct so the server can still choose not to sign responses it is not asked to sign.
+std::optional<SigningPolicy> parse_signing(std::string_view v) {
+    const std::string s = lower(trim(v));
+    if (s == "default" || s == "auto" || s == "if_required" || s == "desired" || s == "enabled" ||
+        s == "yes" || s == "true" || s == "1" || s == "on")
+        return SigningPolicy::Auto;
+    if (s == "mandatory" || s == "required" || s == "forced" || s == "enforced")
+        return SigningPolicy::Mandatory;
+    if (s == "disabled" || s == "no" || s == "false" || s == "0" || s == "off")
+        return SigningPolicy::Disabled;
+    return std::nullopt;
+}
+
+// A list separated by commas and/or whitespace; a double-quoted item may contain spaces
+// (Samba's "valid users = alice, \"john smith\"").
+std::optional<std::vector<std::string>> split_list(std::string_view v) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < v.size()) {
+        if (is_space(v[i]) || v[i] == ',') {
+            ++i;
+            continue;
+        }
+        std::string item;
+        if (v[i] == '"') {
+            const size_t end = v.find('"', i + 1);
+            if (end == std::string_view::npos) return std::nullopt;
+            item = std::string(v.substr(i + 1, end - i - 1));
+            i = end + 1;
+        } else {
+            while (i < v.size() && !is_space(v[i]) && v[i] != ',')
+                item += v[i++];
+        }
+        if (!item.empty()) out.push_back(std::move(item));
+    }
+    return out;
+}
+
+std::string default_netbios_name() {
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return "DAXSMBD";
+    std::string name(host);
+    name = name.substr(0, name.find('.'));
+    if (name.size() > 15) name.resize(15);  // NetBIOS names are at most 15 characters
+    for (char& c : name)
+        c = char(std::toupper(static_cast<unsigned char>(c)));
+    return name;
+}
+
+// Characters Windows refuses in a share name (MS-SRVS 2.2.4.102: share names are path
+// components; the server also cannot serve a name that contains a path separator).
+bool valid_share_name(std::string_view name, std::string* why) {
+    if (name.empty()) {
+        *why = "empty share name";
+        return false;
+    }
+    if (name.size() > 80) {
+        *why = "share name longer than 80 characters";
+        return false;
+    }
+    for (char c : name) {
+        if (static_cast<unsigned char>(c) < 0x20 || std::strchr("\\/:*?\"<>|", c) != nullptr) {
+            *why = "share name '" + std::string(name) + "' contains a character not allowed (" +
+                   std::string(1, c) + ")";
+            return false;
+        }
+    }
+    return true;
+}
+
+// What a setter reports: nothing, or the message (without FILE:LINE).
+using Problem = std::optional<std::string>;
+
+Problem bad_value(std::string_view key, std::string_view value, std::string_view expected) {
+    return "bad value '" + std::string(value) + "' for '" + std::string(key) + "' (expected " +
+           std::string(expected) + ")";
+}
+
+Problem set_bool(bool& out, std::string_view key, std::string_view v) {
+    auto b = parse_bool(v);
+    if (!b) return bad_value(key, v, "yes/no/true/false/1/0/on/off");
+    out = *b;
+    return std::nullopt;
+}
+
+template <class T>
+Problem set_uint(T& out, std::string_view key, std::string_view v, uint64_t lo, uint64_t hi) {
+    auto n = parse_uint(v);
+    if (!n || *n < lo || *n > hi)
+        return bad_value(key, v, "an integer " + std::to_string(lo) + ".." + std::to_string(hi));
+    out = T(*n);
+    return std::nullopt;
+}
+
+Problem set_abs_path(std::string& out, std::string_view key, std::string_view v) {
+    if (v.empty() || v.front() != '/') return bad_value(key, v, "an absolute path");
+    out = std::string(v);
+    return std::nullopt;
+}
+
+struct ParseState {
+    Config cfg;
+    size_t min_line = 0;  // where "server min/max protocol" were set, for the min>max message
+    size_t max_line = 0;
+};
+
+using GlobalSetter = Problem (*)(ParseState&, std::string_view key, std::string_view v,
+                                 size_t line);
+using ShareSetter = Problem (*)(ShareConfig&, std::string_view key, std::string_view v);
+
+struct GlobalKey {
+    std::string_view name;  // squashed form
+    GlobalSetter set;
+};
+struct ShareKey {
+    std::string_view name;
+    ShareSetter set;
+};
+
+const GlobalKey kGlobalKeys[] = {
+    {"smbports",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto items = split_list(v);
+         if (!items || items->empty()) return bad_value(key, v, "one or more port numbers");
+         std::vector<uint16_t> ports;
+         for (const auto& it : *items) {
+             auto n = parse_uint(it);
+             if (!n || *n == 0 || *n > 65535) return bad_value(key, it, "a port 1..65535");
+             if (std::find(ports.begin(), ports.end(), uint16_t(*n)) == ports.end())
+                 ports.push_back(uint16_t(*n));
+         }
+         st.cfg.global.smb_ports = std::move(ports);
+         return std::nullopt;
+     }},
+    {"interfaces",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto items = split_list(v);
+         if (!items) return bad_value(key, v, "IP addresses");
+         std::vector<std::string> out;
+         for (auto it : *items) {
+             // "[::1]" is accepted as well as "::1".
+             if (it.size() > 2 && it.front() == '[' && it.back() == ']')
+                 it = it.substr(1, it.size() - 2);
+             unsigned char buf[16];
+             if (inet_pton(AF_INET, it.c_str(), buf) != 1 &&
+                 inet_pton(AF_INET6, it.c_str(), buf) != 1)
+                 return bad_value(key, it,
+                                  "IPv4 or IPv6 addresses; interface names and masks are not "
+                                  "supported");
+             out.push_back(it);
+         }
+         st.cfg.global.interfaces = std::move(out);
+         return std::nullopt;
+     }},
+    {"serverminprotocol",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+         std::string why;
+         auto d = parse_dialect(v, false, &why);
+         if (!d)
+             return why.empty() ? bad_value(key, v,
+                                            "SMB2_02, SMB2_10, SMB3_00, SMB3_02, SMB3_11, "
+                                            "SMB2 or SMB3")
+                                : Problem(why);
+         st.cfg.global.min_protocol = *d;
+         st.min_line = line;
+         return std::nullopt;
+     }},
+    {"servermaxprotocol",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+         std::string why;
+         auto d = parse_dialect(v, true, &why);
+         if (!d)
+             return why.empty() ? bad_value(key, v,
+                                            "SMB2_02, SMB2_10, SMB3_00, SMB3_02, SMB3_11, "
+                                            "SMB2 or SMB3")
+                                : Problem(why);
+         st.cfg.global.max_protocol = *d;
+         st.max_line = line;
+         return std::nullopt;
+     }},
+    {"serversigning",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto s = parse_signing(v);
+         if (!s) return bad_value(key, v, "auto, mandatory or disabled");
+         st.cfg.global.signing = *s;
+         return std::nullopt;
+     }},
+    {"userdatabase",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_abs_path(st.cfg.global.user_database, key, v);
+     }},
+    {"netbiosname",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         if (v.empty() || v.size() > 15 || v.find_first_of(" \t.\\/:*?\"<>|") != v.npos)
+             return bad_value(key, v, "1 to 15 characters without spaces, dots or \\/:*?\"<>|");
+         st.cfg.global.netbios_name = std::string(v);
+         for (char& c : st.cfg.global.netbios_name)
+             c = char(std::toupper(static_cast<unsigned char>(c)));
+         return std::nullopt;
+     }},
+    {"workgroup",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         if (v.empty() || v.size() > 15 || v.find_first_of("\\/:*?\"<>|") != v.npos)
+             return bad_value(key, v, "1 to 15 characters without \\/:*?\"<>|");
+         st.cfg.global.workgroup = std::string(v);
+         for (char& c : st.cfg.global.workgroup)
+             c = char(std::toupper(static_cast<unsigned char>(c)));
+         return std::nullopt;
+     }},
+    {"serverstring",
+     [](ParseState& st, std::string_view, std::string_view v, size_t) -> Problem {
+         st.cfg.global.server_string = std::string(v);
+         return std::nullopt;
+     }},
+    {"workerthreads",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.worker_threads, key, v, 0, 1024);
+     }},
+    {"loglevel",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         // Samba's levels run to 10; everything above our most verbose level means "trace".
+         unsigned level = 0;
+         if (auto p = set_uint(level, key, v, 0, 10)) return p;
+         st.cfg.global.log_level = std::min(level, 3u);
+         return std::nullopt;
+     }},
+    {"maxiosize",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         // MS-SMB2 3.3.5.4: MaxReadSize/MaxWriteSize/MaxTransactSize must be at least 65536.
+         auto n = parse_size(v);
+         if (!n || *n < 65536 || *n > (16u << 20))
+             return bad_value(key, v, "a size from 64k to 16M");
+         st.cfg.global.max_io_size = uint32_t(*n);
+         return std::nullopt;
+     }},
+    {"authtimeout",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.auth_timeout_s, key, v, 1, 3600);
+     }},
+    {"deadtime",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         unsigned minutes = 0;
+         // Samba's unit: minutes; 0 disables the idle disconnect.
+         if (auto p = set_uint(minutes, key, v, 0, 525600)) return p;
+         st.cfg.global.idle_timeout_s = minutes * 60u;
+         return std::nullopt;
+     }},
+    {"smb2maxcredits",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.max_credits, key, v, 32, 65535);
+     }},
+    {"maptoguest",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         const std::string s = squash(v);
+         if (s == "never") {
+             st.cfg.global.guest_ok = false;
+         } else if (s == "baduser") {
+             st.cfg.global.guest_ok = true;
+         } else if (s == "badpassword" || s == "baduid") {
+             return "'" + std::string(v) + "' for '" + std::string(key) +
+                    "' is not supported (a wrong password never becomes a guest login)";
+         } else {
+             return bad_value(key, v, "never or bad user");
+         }
+         return std::nullopt;
+     }},
+};
+
+const ShareKey kShareKeys[] = {
+    {"path",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_abs_path(sh.path, key, v);
+     }},
+    {"readonly",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.read_only, key, v);
+     }},
+    // Samba's inverse synonyms of "read only".
+    {"writable",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         bool w = false;
+         if (auto p = set_bool(w, key, v)) return p;
+         sh.read_only = !w;
+         return std::nullopt;
+     }},
+    {"writeable",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         bool w = false;
+         if (auto p = set_bool(w, key, v)) return p;
+         sh.read_only = !w;
+         return std::nullopt;
+     }},
+    {"writeok",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         bool w = false;
+         if (auto p = set_bool(w, key, v)) return p;
+         sh.read_only = !w;
+         return std::nullopt;
+     }},
+    {"validusers",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         auto items = split_list(v);
+         if (!items) return bad_value(key, v, "user names separated by commas or spaces");
+         for (const auto& u : *items) {
+             // Samba's "@group" / "+group" / "&group": the user database has no groups.
+             if (u.front() == '@' || u.front() == '+' || u.front() == '&')
+                 return "groups ('" + u + "') in '" + std::string(key) + "' are not supported";
+         }
+         sh.valid_users = std::move(*items);
+         return std::nullopt;
+     }},
+    {"browseable",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.browseable, key, v);
+     }},
+    {"browsable",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.browseable, key, v);
+     }},
+    {"comment",
+     [](ShareConfig& sh, std::string_view, std::string_view v) -> Problem {
+         sh.comment = std::string(v);
+         return std::nullopt;
+     }},
+    {"casesensitive",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         // Samba also has "auto" (case sensitive for CIFS UNIX extensions clients only, which
+         // SMB2 does not have): for SMB2 that is "no".
+         const std::string s = lower(trim(v));
+         if (s == "auto" || s == "default") {
+             sh.case_sensitive = false;
+             return std::nullopt;
+         }
+         return set_bool(sh.case_sensitive, key, v);
+     }},
+    {"storedosattributes",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.store_dos_attributes, key, v);
+     }},
+    {"guestok",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.guest_ok, key, v);
+     }},
+    {"public",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.guest_ok, key, v);
+     }},
+};
+
+template <class Table>
+auto find_key(const Table& table, std::string_view squashed) -> decltype(&table[0]) {
+    for (const auto& k : table)
+        if (k.name == squashed) return &k;
+    return nullptr;
+}
+
+std::string where(std::string_view origin, size_t line) {
+    return std::string(origin) + ":" + std::to_string(line) + ": ";
+}
+
+const char* dialect_name(Dialect d) {
+    switch (d) {
+        case Dialect::Smb202:
+            return "SMB2_02";
+        case Dialect::Smb210:
+            return "SMB2_10";
+        case Dialect::Smb300:
+            return "SMB3_00";
+        case Dialect::Smb302:
+            return "SMB3_02";
+        case Dialect::Smb311:
+            return "SMB3_11";
+        default:
+            return "?";
+    }
+}
+
+}  // namespace
+
+const ShareConfig* Config::find_share(std::string_view name) const {
+    for (const auto& s : shares)
+        if (iequals(s.name, name)) return &s;
+    return nullptr;
+}
+
+std::variant<Config, Config::ParseError> Config::parse(std::string_view text,
+                                                       std::string_view origin) {
+    ParseState st;
+    enum class Section { None, Global, Share } section = Section::None;
+    std::vector<size_t> share_lines;  // header line of each share, parallel to st.cfg.shares
+    auto fail = [&](size_t line, const std::string& msg) {
+        return ParseError{where(origin, line) + msg};
+    };
+
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte order mark
+
+    size_t pos = 0;
+    size_t lineno = 0;
+    while (pos < text.size()) {
+        // Assemble one logical line: a trailing '\' joins the next physical line (leading
+        // whitespace of the continuation is dropped; whitespace before the '\' is kept).
+        const size_t first_line = lineno + 1;
+        std::string logical;
+        bool continued = true;
+        while (continued && pos < text.size()) {
+            size_t eol = text.find('\n', pos);
+            if (eol == std::string_view::npos) eol = text.size();
+            std::string_view phys = text.substr(pos, eol - pos);
+            pos = eol + 1;
+            ++lineno;
+            if (!phys.empty() && phys.back() == '\r') phys.remove_suffix(1);
+            if (!logical.empty()) {
+                while (!phys.empty() && is_space(phys.front()))
+                    phys.remove_prefix(1);
+            }
+            continued = !phys.empty() && phys.back() == '\\';
+            if (continued) phys.remove_suffix(1);
+            logical += phys;
+        }
+
+        std::string_view line = trim(logical);
+        if (line.empty() || line.front() == ';' || line.front() == '#') continue;
+
+        if (line.front() == '[') {
+            const size_t close = line.find(']');
+            if (close == std::string_view::npos)
+                return fail(first_line, "section header without closing ']'");
+            if (!trim(line.substr(close + 1)).empty())
+                return fail(first_line, "unexpected text after section header");
+            const std::string_view name = trim(line.substr(1, close - 1));
+            if (iequals(name, "global")) {
+                section = Section::Global;  // repeated [global] sections add up, as in Samba
+                continue;
+            }
+            std::string why;
+            if (!valid_share_name(name, &why)) return fail(first_line, why);
+            if (iequals(name, "IPC$"))
+                return fail(first_line, "share name IPC$ is reserved (the server provides it)");
+            for (size_t i = 0; i < st.cfg.shares.size(); ++i) {
+                if (iequals(st.cfg.shares[i].name, name))
+                    return fail(first_line, "duplicate share [" + std::string(name) +
+                                                "] (first defined at line " +
+                                                std::to_string(share_lines[i]) + ")");
+            }
+            ShareConfig sh;
+            sh.name = std::string(name);
+            st.cfg.shares.push_back(std::move(sh));
+            share_lines.push_back(first_line);
+            section = Section::Share;
+            continue;
+        }
+
+        const size_t eq = line.find('=');
+        if (eq == std::string_view::npos) return fail(first_line, "expected 'key = value'");
+        const std::string_view key = trim(line.substr(0, eq));
+        const std::string_view value = trim(line.substr(eq + 1));
+        if (key.empty()) return fail(first_line, "missing parameter name before '='");
+        const std::string sq = squash(key);
+        const GlobalKey* gk = find_key(kGlobalKeys, sq);
+        const ShareKey* sk = find_key(kShareKeys, sq);
+
+        switch (section) {
+            case Section::None:
+                return fail(first_line,
+                            "parameter '" + std::string(key) + "' before any [section] header");
+            case Section::Global:
+                if (gk == nullptr) {
+                    if (sk != nullptr)
+                        return fail(first_line,
+                                    "'" + std::string(key) +
+                                        "' is a share parameter; set it in a share section, "
+                                        "not in [global]");
+                    return fail(first_line, "unknown parameter '" + std::string(key) + "'");
+                }
+                if (auto p = gk->set(st, key, value, first_line)) return fail(first_line, *p);
+                break;
+            case Section::Share:
+                if (sk == nullptr) {
+                    if (gk != nullptr)
+                        return fail(first_line, "'" + std::string(key) +
+                                                    "' is a global parameter; set it in [global]");
+                    return fail(first_line, "unknown parameter '" + std::string(key) + "'");
+                }
+                if (auto p = sk->set(st.cfg.shares.back(), key, value)) return fail(first_line, *p);
+                break;
+        }
+    }
+
+    for (size_t i = 0; i < st.cfg.shares.size(); ++i) {
+        if (st.cfg.shares[i].path.empty())
+            return fail(share_lines[i],
+                        "share [" + st.cfg.shares[i].name + "] has no 'path' (it is required)");
+    }
+    if (uint16_t(st.cfg.global.min_protocol) > uint16_t(st.cfg.global.max_protocol)) {
+        return fail(std::max(st.min_line, st.max_line),
+                    std::string("server min protocol (") +
+                        dialect_name(st.cfg.global.min_protocol) +
+                        ") is newer than server max protocol (" +
+                        dialect_name(st.cfg.global.max_protocol) + ")");
+    }
+    if (st.cfg.global.netbios_name.empty()) st.cfg.global.netbios_name = default_netbios_name();
+    return std::move(st.cfg);
+}
+
+std::variant<Config, Config::ParseError> Config::load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return ParseError{path + ": cannot open: " + std::strerror(errno)};
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    if (in.bad()) return ParseError{path + ": read error: " + std::strerror(errno)};
+    return parse(buf.str(), path);
+}
+
+std::string default_config_text(std::string_view share_path, std::string_view userdb_path) {
+    std::string t;
+    t += "# daxsmbd configuration written by the quick start; see conf/daxsmbd.conf for every\n";
+    t += "# parameter with its default.\n";
+    t += "[global]\n";
+    t += "    smb ports = 445\n";
+    t += "    server min protocol = SMB2_02\n";
+    t += "    server max protocol = SMB3_11\n";
+    t += "    server signing = auto\n";
+    t += "    map to guest = never\n";
+    t += "    user database = " + std::string(userdb_path) + "\n";
+    t += "\n";
+    t += "[share]\n";
+    t += "    path = " + std::string(share_path) + "\n";
+    t += "    read only = no\n";
+    t += "    comment = daxsmbd quick start share\n";
+    return t;
+}
+
+}  // namespace daxsmbd::server

@@ -4,8 +4,9 @@
 
 #include <cstdint>
 #include <optional>
-#include <variant>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "protocol/header.h"
@@ -16,33 +17,35 @@ namespace daxsmbd::server {
 enum class SigningPolicy { Disabled, Auto, Mandatory };  // "server signing"
 
 struct ShareConfig {
-    std::string name;                  // section name as written (lookup is case-insensitive)
-    std::string path;                  // "path"
-    bool read_only = true;             // "read only" (Samba default: yes); "writable"/"writeable" invert it
+    std::string name;       // section name as written (lookup is case-insensitive)
+    std::string path;       // "path"
+    bool read_only = true;  // "read only" (Samba default: yes); "writable"/"writeable" invert it
     std::vector<std::string> valid_users;  // "valid users"; empty = every authenticated user
-    bool browseable = true;            // "browseable" / "browsable"
-    std::string comment;               // "comment"
-    bool case_sensitive = false;       // "case sensitive" (default no: case-insensitive lookup)
-    bool store_dos_attributes = true;  // "store dos attributes"
+    bool browseable = true;                // "browseable" / "browsable"
+    std::string comment;                   // "comment"
+    bool case_sensitive = false;           // "case sensitive" (default no: case-insensitive lookup)
+    bool store_dos_attributes = true;      // "store dos attributes"
+    bool guest_ok = false;                 // "guest ok" / "public": guest sessions may connect
 };
 
 struct GlobalConfig {
-    std::vector<uint16_t> smb_ports{445};    // "smb ports" (space separated)
-    std::vector<std::string> interfaces;     // "interfaces": addresses to listen on; empty = all
+    std::vector<uint16_t> smb_ports{445};  // "smb ports" (space separated)
+    std::vector<std::string> interfaces;   // "interfaces": addresses to listen on; empty = all
     protocol::Dialect min_protocol = protocol::Dialect::Smb202;  // "server min protocol"
     protocol::Dialect max_protocol = protocol::Dialect::Smb311;  // "server max protocol"
     SigningPolicy signing = SigningPolicy::Auto;                 // "server signing"
-    std::string user_database = "/var/lib/daxsmbd/users.db";    // "user database"
-    std::string netbios_name;   // "netbios name" (default: host name, upper case)
-    std::string workgroup = "WORKGROUP";                         // "workgroup"
-    std::string server_string = "daxsmbd";                       // "server string"
-    unsigned worker_threads = 0;      // "worker threads": event loops; 0 = one per core
-    unsigned log_level = 1;           // "log level": 0 error, 1 info, 2 debug, 3 trace
-    uint32_t max_io_size = 8u << 20;  // "max io size": MaxRead/Write/TransactSize (8 MiB)
-    unsigned idle_timeout_s = 900;    // "deadtime"-like: idle connection close (seconds)
-    unsigned auth_timeout_s = 60;     // "auth timeout": time to finish authentication (seconds)
-    unsigned max_credits = 8192;      // "smb2 max credits" (Samba's name)
-    bool guest_ok = false;            // "map to guest = bad user" enables guest; default never
+    std::string user_database = "/var/lib/daxsmbd/users.db";     // "user database"
+    std::string netbios_name;               // "netbios name" (default: host name, upper case)
+    std::string workgroup = "WORKGROUP";    // "workgroup"
+    std::string server_string = "daxsmbd";  // "server string"
+    unsigned worker_threads = 0;            // "worker threads": event loops; 0 = one per core
+    unsigned log_level = 1;                 // "log level": 0 error, 1 info, 2 debug, 3 trace
+    uint32_t max_io_size = 8u << 20;        // "max io size": MaxRead/Write/TransactSize (8 MiB)
+    unsigned idle_timeout_s = 900;          // "deadtime" (minutes, as Samba) * 60: close idle
+                                            // connections after this many seconds; 0 = never
+    unsigned auth_timeout_s = 60;  // "auth timeout": time to finish authentication (seconds)
+    unsigned max_credits = 8192;   // "smb2 max credits" (Samba's name)
+    bool guest_ok = false;         // "map to guest = bad user" enables guest; default never
 };
 
 struct Config {

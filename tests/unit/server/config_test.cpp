@@ -1,0 +1,408 @@
+// Tests of the smb.conf-style configuration parser (server/config.cpp).
+#include "server/config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace daxsmbd::server {
+namespace {
+
+using protocol::Dialect;
+
+Config parse_ok(std::string_view text) {
+    auto r = Config::parse(text, "t.conf");
+    if (auto* e = std::get_if<Config::ParseError>(&r)) {
+        ADD_FAILURE() << "unexpected parse error: " << e->message;
+        return Config{};
+    }
+    return std::get<Config>(std::move(r));
+}
+
+std::string parse_err(std::string_view text) {
+    auto r = Config::parse(text, "t.conf");
+    if (auto* e = std::get_if<Config::ParseError>(&r)) return e->message;
+    ADD_FAILURE() << "parse succeeded but an error was expected for:\n" << text;
+    return {};
+}
+
+TEST(Config, EmptyTextGivesDefaults) {
+    Config c = parse_ok("");
+    EXPECT_EQ(c.global.smb_ports, std::vector<uint16_t>{445});
+    EXPECT_TRUE(c.global.interfaces.empty());
+    EXPECT_EQ(c.global.min_protocol, Dialect::Smb202);
+    EXPECT_EQ(c.global.max_protocol, Dialect::Smb311);
+    EXPECT_EQ(c.global.signing, SigningPolicy::Auto);
+    EXPECT_EQ(c.global.user_database, "/var/lib/daxsmbd/users.db");
+    EXPECT_EQ(c.global.workgroup, "WORKGROUP");
+    EXPECT_EQ(c.global.max_io_size, 8u << 20);
+    EXPECT_EQ(c.global.idle_timeout_s, 900u);
+    EXPECT_EQ(c.global.auth_timeout_s, 60u);
+    EXPECT_EQ(c.global.max_credits, 8192u);
+    EXPECT_FALSE(c.global.guest_ok);
+    EXPECT_TRUE(c.shares.empty());
+    // The NetBIOS name defaults to the host name: upper case, at most 15 characters, no dots.
+    ASSERT_FALSE(c.global.netbios_name.empty());
+    EXPECT_LE(c.global.netbios_name.size(), 15u);
+    EXPECT_EQ(c.global.netbios_name.find('.'), std::string::npos);
+    for (char ch : c.global.netbios_name)
+        EXPECT_FALSE(std::islower(static_cast<unsigned char>(ch)));
+}
+
+TEST(Config, FullGlobalSection) {
+    Config c = parse_ok(R"([global]
+    smb ports = 4450 4451
+    interfaces = 127.0.0.1, ::1 [fe80::1]
+    server min protocol = SMB2_10
+    server max protocol = SMB3_02
+    server signing = mandatory
+    user database = /tmp/users.db
+    netbios name = myhost
+    workgroup = corp
+    server string = the test server
+    worker threads = 4
+    log level = 2
+    max io size = 1M
+    auth timeout = 30
+    deadtime = 5
+    smb2 max credits = 512
+    map to guest = bad user
+)");
+    EXPECT_EQ(c.global.smb_ports, (std::vector<uint16_t>{4450, 4451}));
+    EXPECT_EQ(c.global.interfaces, (std::vector<std::string>{"127.0.0.1", "::1", "fe80::1"}));
+    EXPECT_EQ(c.global.min_protocol, Dialect::Smb210);
+    EXPECT_EQ(c.global.max_protocol, Dialect::Smb302);
+    EXPECT_EQ(c.global.signing, SigningPolicy::Mandatory);
+    EXPECT_EQ(c.global.user_database, "/tmp/users.db");
+    EXPECT_EQ(c.global.netbios_name, "MYHOST");
+    EXPECT_EQ(c.global.workgroup, "CORP");
+    EXPECT_EQ(c.global.server_string, "the test server");
+    EXPECT_EQ(c.global.worker_threads, 4u);
+    EXPECT_EQ(c.global.log_level, 2u);
+    EXPECT_EQ(c.global.max_io_size, 1u << 20);
+    EXPECT_EQ(c.global.auth_timeout_s, 30u);
+    EXPECT_EQ(c.global.idle_timeout_s, 300u);  // deadtime is in minutes
+    EXPECT_EQ(c.global.max_credits, 512u);
+    EXPECT_TRUE(c.global.guest_ok);
+}
+
+TEST(Config, KeysAreCaseAndWhitespaceInsensitive) {
+    for (const char* key :
+         {"read only", "readonly", "Read Only", "READONLY", "read  only", "Read\tOnly"}) {
+        Config c = parse_ok(std::string("[s]\npath = /x\n") + key + " = no\n");
+        ASSERT_EQ(c.shares.size(), 1u) << key;
+        EXPECT_FALSE(c.shares[0].read_only) << key;
+    }
+    Config c = parse_ok("[GLOBAL]\nSMBPorts=1234\nServer Max Protocol=smb3_00\n");
+    EXPECT_EQ(c.global.smb_ports, std::vector<uint16_t>{1234});
+    EXPECT_EQ(c.global.max_protocol, Dialect::Smb300);
+}
+
+TEST(Config, CommentsBlankLinesAndCrlf) {
+    Config c = parse_ok(
+        "\xEF\xBB\xBF; a comment\r\n"
+        "# another\r\n"
+        "\r\n"
+        "[global]\r\n"
+        "   ; indented comment\r\n"
+        "   smb ports = 99\r\n"
+        "[data]\r\n"
+        "   path = /srv/data # not a comment: Samba has whole-line comments only\r\n");
+    EXPECT_EQ(c.global.smb_ports, std::vector<uint16_t>{99});
+    ASSERT_EQ(c.shares.size(), 1u);
+    EXPECT_EQ(c.shares[0].path, "/srv/data # not a comment: Samba has whole-line comments only");
+}
+
+TEST(Config, LineContinuation) {
+    Config c = parse_ok(
+        "[data]\n"
+        "path = /srv/\\\n"
+        "       data\n"
+        "valid users = alice, \\\n"
+        "   bob \\\n"
+        "   carol\n"
+        "comment = x\n");
+    ASSERT_EQ(c.shares.size(), 1u);
+    EXPECT_EQ(c.shares[0].path, "/srv/data");
+    EXPECT_EQ(c.shares[0].valid_users, (std::vector<std::string>{"alice", "bob", "carol"}));
+    // Errors after a continued line name the right physical line.
+    EXPECT_EQ(parse_err("[data]\npath = /a\\\n  b\nbogus = 1\n"),
+              "t.conf:4: unknown parameter 'bogus'");
+}
+
+TEST(Config, Booleans) {
+    const std::pair<const char*, bool> cases[] = {
+        {"yes", true}, {"no", false}, {"true", true}, {"false", false}, {"1", true},
+        {"0", false},  {"on", true},  {"off", false}, {"YES", true},    {"Off", false},
+    };
+    for (auto [text, want] : cases) {
+        Config c = parse_ok(std::string("[s]\npath=/x\nbrowseable = ") + text + "\n");
+        EXPECT_EQ(c.shares[0].browseable, want) << text;
+    }
+    EXPECT_EQ(parse_err("[s]\npath=/x\nbrowseable = maybe\n"),
+              "t.conf:3: bad value 'maybe' for 'browseable' (expected "
+              "yes/no/true/false/1/0/on/off)");
+    EXPECT_NE(parse_err("[s]\npath=/x\nread only =\n").find("bad value"), std::string::npos);
+}
+
+TEST(Config, ShareKeysAndDefaults) {
+    Config c = parse_ok(R"([data]
+    path = /srv/data
+[full]
+    path = /srv/full
+    read only = no
+    valid users = alice bob,"john smith"
+    browsable = no
+    comment = all of it
+    case sensitive = yes
+    store dos attributes = no
+    guest ok = yes
+)");
+    ASSERT_EQ(c.shares.size(), 2u);
+    const ShareConfig& d = c.shares[0];
+    EXPECT_EQ(d.name, "data");
+    EXPECT_EQ(d.path, "/srv/data");
+    EXPECT_TRUE(d.read_only);  // Samba's default
+    EXPECT_TRUE(d.valid_users.empty());
+    EXPECT_TRUE(d.browseable);
+    EXPECT_EQ(d.comment, "");
+    EXPECT_FALSE(d.case_sensitive);
+    EXPECT_TRUE(d.store_dos_attributes);
+    EXPECT_FALSE(d.guest_ok);
+    const ShareConfig& f = c.shares[1];
+    EXPECT_FALSE(f.read_only);
+    EXPECT_EQ(f.valid_users, (std::vector<std::string>{"alice", "bob", "john smith"}));
+    EXPECT_FALSE(f.browseable);
+    EXPECT_EQ(f.comment, "all of it");
+    EXPECT_TRUE(f.case_sensitive);
+    EXPECT_FALSE(f.store_dos_attributes);
+    EXPECT_TRUE(f.guest_ok);
+}
+
+TEST(Config, WritableIsTheInverseOfReadOnly) {
+    for (const char* key : {"writable", "writeable", "write ok"}) {
+        Config yes = parse_ok(std::string("[s]\npath=/x\n") + key + " = yes\n");
+        EXPECT_FALSE(yes.shares[0].read_only) << key;
+        Config no = parse_ok(std::string("[s]\npath=/x\nread only = no\n") + key + " = no\n");
+        EXPECT_TRUE(no.shares[0].read_only) << key;
+    }
+    // The last setting wins, as in Samba.
+    Config c = parse_ok("[s]\npath=/x\nwritable = yes\nread only = yes\n");
+    EXPECT_TRUE(c.shares[0].read_only);
+    Config g = parse_ok("[s]\npath=/x\npublic = yes\n");
+    EXPECT_TRUE(g.shares[0].guest_ok);
+}
+
+TEST(Config, CaseSensitiveAcceptsSambaAuto) {
+    EXPECT_FALSE(parse_ok("[s]\npath=/x\ncase sensitive = auto\n").shares[0].case_sensitive);
+    EXPECT_NE(parse_err("[s]\npath=/x\ncase sensitive = sometimes\n").find("bad value"),
+              std::string::npos);
+}
+
+TEST(Config, ProtocolNames) {
+    struct Case {
+        const char* text;
+        Dialect as_min;
+        Dialect as_max;
+    };
+    const Case cases[] = {
+        {"SMB2_02", Dialect::Smb202, Dialect::Smb202},
+        {"SMB2_10", Dialect::Smb210, Dialect::Smb210},
+        {"SMB3_00", Dialect::Smb300, Dialect::Smb300},
+        {"SMB3_02", Dialect::Smb302, Dialect::Smb302},
+        {"SMB3_11", Dialect::Smb311, Dialect::Smb311},
+        {"smb3_11", Dialect::Smb311, Dialect::Smb311},
+        // A family name is its oldest member as a minimum, its newest as a maximum.
+        {"SMB2", Dialect::Smb202, Dialect::Smb210},
+        {"SMB3", Dialect::Smb300, Dialect::Smb311},
+        {"default", Dialect::Smb202, Dialect::Smb311},
+    };
+    for (const auto& k : cases) {
+        Config mn = parse_ok(std::string("[global]\nserver min protocol = ") + k.text + "\n");
+        EXPECT_EQ(mn.global.min_protocol, k.as_min) << k.text;
+        Config mx = parse_ok(std::string("[global]\nserver min protocol = SMB2_02\n"
+                                         "server max protocol = ") +
+                             k.text + "\n");
+        EXPECT_EQ(mx.global.max_protocol, k.as_max) << k.text;
+    }
+    EXPECT_EQ(parse_err("[global]\nserver max protocol = NT1\n"),
+              "t.conf:2: SMB1 (NT1) is not supported; the oldest dialect is SMB2_02");
+    EXPECT_NE(parse_err("[global]\nserver max protocol = SMB3_10\n").find("pre-release"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\nserver min protocol = SMB4\n").find("bad value 'SMB4'"),
+              std::string::npos);
+}
+
+TEST(Config, MinProtocolAboveMaxIsAnError) {
+    EXPECT_EQ(
+        parse_err("[global]\nserver min protocol = SMB3_11\n\nserver max protocol = SMB3_00\n"),
+        "t.conf:4: server min protocol (SMB3_11) is newer than server max protocol "
+        "(SMB3_00)");
+    // The order of the two keys does not matter; the later one is the line reported.
+    EXPECT_EQ(parse_err("[global]\nserver max protocol = SMB2\nserver min protocol = SMB3\n"),
+              "t.conf:3: server min protocol (SMB3_00) is newer than server max protocol "
+              "(SMB2_10)");
+    Config eq = parse_ok("[global]\nserver min protocol = SMB3_11\nserver max protocol = SMB3\n");
+    EXPECT_EQ(eq.global.min_protocol, Dialect::Smb311);
+}
+
+TEST(Config, SigningValuesAndSambaSynonyms) {
+    const std::pair<const char*, SigningPolicy> cases[] = {
+        {"auto", SigningPolicy::Auto},
+        {"default", SigningPolicy::Auto},
+        {"if_required", SigningPolicy::Auto},
+        {"desired", SigningPolicy::Auto},
+        {"yes", SigningPolicy::Auto},
+        {"mandatory", SigningPolicy::Mandatory},
+        {"required", SigningPolicy::Mandatory},
+        {"forced", SigningPolicy::Mandatory},
+        {"enforced", SigningPolicy::Mandatory},
+        {"disabled", SigningPolicy::Disabled},
+        {"off", SigningPolicy::Disabled},
+        {"no", SigningPolicy::Disabled},
+        {"Mandatory", SigningPolicy::Mandatory},
+    };
+    for (auto [text, want] : cases) {
+        Config c = parse_ok(std::string("[global]\nserver signing = ") + text + "\n");
+        EXPECT_EQ(c.global.signing, want) << text;
+    }
+    EXPECT_NE(parse_err("[global]\nserver signing = sometimes\n").find("bad value"),
+              std::string::npos);
+}
+
+TEST(Config, MapToGuest) {
+    EXPECT_FALSE(parse_ok("[global]\nmap to guest = Never\n").global.guest_ok);
+    EXPECT_TRUE(parse_ok("[global]\nmap to guest = Bad User\n").global.guest_ok);
+    EXPECT_TRUE(parse_ok("[global]\nmap to guest = bad  user\n").global.guest_ok);
+    EXPECT_NE(parse_err("[global]\nmap to guest = bad password\n").find("not supported"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\nmap to guest = always\n").find("bad value"), std::string::npos);
+}
+
+TEST(Config, NumericRanges) {
+    EXPECT_NE(parse_err("[global]\nsmb ports = 0\n").find("bad value"), std::string::npos);
+    EXPECT_NE(parse_err("[global]\nsmb ports = 65536\n").find("bad value"), std::string::npos);
+    EXPECT_NE(parse_err("[global]\nsmb ports = 44x\n").find("bad value"), std::string::npos);
+    EXPECT_NE(parse_err("[global]\nsmb ports =\n").find("bad value"), std::string::npos);
+    EXPECT_EQ(parse_ok("[global]\nsmb ports = 445, 445 139\n").global.smb_ports,
+              (std::vector<uint16_t>{445, 139}));
+    EXPECT_NE(parse_err("[global]\nworker threads = -1\n").find("bad value"), std::string::npos);
+    EXPECT_NE(parse_err("[global]\nworker threads = 99999999999999999999999\n").find("bad value"),
+              std::string::npos);
+    EXPECT_EQ(parse_ok("[global]\nlog level = 10\n").global.log_level, 3u);
+    EXPECT_NE(parse_err("[global]\nlog level = 11\n").find("bad value"), std::string::npos);
+    EXPECT_EQ(parse_ok("[global]\nmax io size = 65536\n").global.max_io_size, 65536u);
+    EXPECT_EQ(parse_ok("[global]\nmax io size = 4096k\n").global.max_io_size, 4u << 20);
+    EXPECT_NE(parse_err("[global]\nmax io size = 65535\n").find("bad value"), std::string::npos);
+    EXPECT_NE(parse_err("[global]\nmax io size = 1G\n").find("bad value"), std::string::npos);
+    EXPECT_EQ(parse_ok("[global]\ndeadtime = 0\n").global.idle_timeout_s, 0u);
+    EXPECT_NE(parse_err("[global]\nauth timeout = 0\n").find("bad value"), std::string::npos);
+    EXPECT_NE(parse_err("[global]\nsmb2 max credits = 70000\n").find("bad value"),
+              std::string::npos);
+}
+
+TEST(Config, InterfacesMustBeAddresses) {
+    EXPECT_NE(parse_err("[global]\ninterfaces = eth0\n").find("bad value 'eth0'"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\ninterfaces = 10.0.0.0/8\n").find("bad value"),
+              std::string::npos);
+    EXPECT_TRUE(parse_ok("[global]\ninterfaces =\n").global.interfaces.empty());
+}
+
+TEST(Config, PathsMustBeAbsolute) {
+    EXPECT_EQ(parse_err("[s]\npath = srv/data\n"),
+              "t.conf:2: bad value 'srv/data' for 'path' (expected an absolute path)");
+    EXPECT_NE(parse_err("[global]\nuser database = users.db\n").find("absolute path"),
+              std::string::npos);
+}
+
+TEST(Config, StructuralErrorsCarryFileAndLine) {
+    EXPECT_EQ(parse_err("[global]\nsmb ports = 445\nfrobnicate = yes\n"),
+              "t.conf:3: unknown parameter 'frobnicate'");
+    EXPECT_EQ(parse_err("smb ports = 445\n"),
+              "t.conf:1: parameter 'smb ports' before any [section] header");
+    EXPECT_EQ(parse_err("[global]\njust words\n"), "t.conf:2: expected 'key = value'");
+    EXPECT_EQ(parse_err("[global]\n = 1\n"), "t.conf:2: missing parameter name before '='");
+    EXPECT_EQ(parse_err("\n[global\n"), "t.conf:2: section header without closing ']'");
+    EXPECT_EQ(parse_err("[global] extra\n"), "t.conf:1: unexpected text after section header");
+    EXPECT_EQ(parse_err("[]\n"), "t.conf:1: empty share name");
+    EXPECT_NE(parse_err("[a/b]\npath=/x\n").find("not allowed"), std::string::npos);
+}
+
+TEST(Config, KeysInTheWrongSection) {
+    EXPECT_EQ(parse_err("[global]\nread only = no\n"),
+              "t.conf:2: 'read only' is a share parameter; set it in a share section, not in "
+              "[global]");
+    EXPECT_EQ(parse_err("[data]\npath = /x\nsmb ports = 445\n"),
+              "t.conf:3: 'smb ports' is a global parameter; set it in [global]");
+}
+
+TEST(Config, ShareRules) {
+    EXPECT_EQ(parse_err("[data]\ncomment = no path\n[other]\npath=/x\n"),
+              "t.conf:1: share [data] has no 'path' (it is required)");
+    EXPECT_EQ(parse_err("[data]\npath=/a\n\n[DATA]\npath=/b\n"),
+              "t.conf:4: duplicate share [DATA] (first defined at line 1)");
+    EXPECT_EQ(parse_err("[ipc$]\npath=/x\n"),
+              "t.conf:1: share name IPC$ is reserved (the server provides it)");
+    EXPECT_NE(parse_err("[s]\npath=/x\nvalid users = @staff\n").find("not supported"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[s]\npath=/x\nvalid users = \"unterminated\n").find("bad value"),
+              std::string::npos);
+    // A repeated [global] adds to the first one.
+    Config c = parse_ok("[global]\nsmb ports = 1\n[s]\npath=/x\n[global]\nworkgroup = w\n");
+    EXPECT_EQ(c.global.smb_ports, std::vector<uint16_t>{1});
+    EXPECT_EQ(c.global.workgroup, "W");
+}
+
+TEST(Config, FindShareIsCaseInsensitive) {
+    Config c = parse_ok("[Data]\npath=/a\n[ro]\npath=/b\n");
+    ASSERT_NE(c.find_share("data"), nullptr);
+    EXPECT_EQ(c.find_share("DATA")->path, "/a");
+    EXPECT_EQ(c.find_share("Ro")->path, "/b");
+    EXPECT_EQ(c.find_share("missing"), nullptr);
+    EXPECT_EQ(c.find_share("IPC$"), nullptr);
+}
+
+TEST(Config, DefaultConfigTextParses) {
+    const std::string text = default_config_text("/srv/daxsmbd/share", "/var/lib/daxsmbd/u.db");
+    Config c = parse_ok(text);
+    EXPECT_EQ(c.global.smb_ports, std::vector<uint16_t>{445});
+    EXPECT_EQ(c.global.user_database, "/var/lib/daxsmbd/u.db");
+    ASSERT_EQ(c.shares.size(), 1u);
+    EXPECT_EQ(c.shares[0].name, "share");
+    EXPECT_EQ(c.shares[0].path, "/srv/daxsmbd/share");
+    EXPECT_FALSE(c.shares[0].read_only);
+}
+
+TEST(Config, LoadReadsAFileAndNamesItInErrors) {
+    char dir[] = "/tmp/daxsmbd-config-test-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string path = std::string(dir) + "/x.conf";
+    {
+        std::ofstream f(path);
+        f << "[data]\npath = /srv\n[bad]\npath = /x\nnope = 1\n";
+    }
+    auto r = Config::load(path);
+    ASSERT_TRUE(std::holds_alternative<Config::ParseError>(r));
+    EXPECT_EQ(std::get<Config::ParseError>(r).message, path + ":5: unknown parameter 'nope'");
+    {
+        std::ofstream f(path);
+        f << "[data]\npath = /srv\n";
+    }
+    auto ok = Config::load(path);
+    ASSERT_TRUE(std::holds_alternative<Config>(ok));
+    EXPECT_EQ(std::get<Config>(ok).shares.at(0).path, "/srv");
+    std::remove(path.c_str());
+    rmdir(dir);
+
+    auto missing = Config::load(std::string(dir) + "/absent.conf");
+    ASSERT_TRUE(std::holds_alternative<Config::ParseError>(missing));
+    EXPECT_NE(std::get<Config::ParseError>(missing).message.find("absent.conf: cannot open"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace daxsmbd::server
