@@ -1,1 +1,256 @@
-int main() { return 0; }
+// daxsmbd-admin: manage the local user database named by the configuration's "user database".
+//
+//   daxsmbd-admin [-s FILE] user add NAME [--uid N] [--gid N]
+//   daxsmbd-admin [-s FILE] user passwd NAME
+//   daxsmbd-admin [-s FILE] user del NAME
+//   daxsmbd-admin [-s FILE] user list
+//
+// The password is read from standard input (one line) when it is not a terminal, so scripts can
+// pipe it in; on a terminal it is asked for twice with echo off. Exit codes: 0 done, 1 error
+// (one line on stderr), 2 usage.
+#include <pwd.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "auth/userdb.h"
+#include "server/config.h"
+
+namespace {
+
+constexpr const char* kDefaultConfig = "/etc/daxsmbd/daxsmbd.conf";
+
+constexpr const char* kUsage =
+    "usage: daxsmbd-admin [-s CONFIG] user add NAME [--uid N] [--gid N]\n"
+    "       daxsmbd-admin [-s CONFIG] user passwd NAME\n"
+    "       daxsmbd-admin [-s CONFIG] user del NAME\n"
+    "       daxsmbd-admin [-s CONFIG] user list\n"
+    "CONFIG defaults to /etc/daxsmbd/daxsmbd.conf; the user database is its 'user database'.\n"
+    "The password is read from stdin (one line) when stdin is not a terminal.\n"
+    "--uid/--gid: the local ids files are created as (default: those of the Unix user of the\n"
+    "same name if there is one, else 0).\n";
+
+int usage(const std::string& why = {}) {
+    if (!why.empty()) std::cerr << "daxsmbd-admin: " << why << "\n";
+    std::cerr << kUsage;
+    return 2;
+}
+
+int fail(const std::string& msg) {
+    std::cerr << "daxsmbd-admin: " << msg << "\n";
+    return 1;
+}
+
+std::optional<uint32_t> parse_id(std::string_view s) {
+    uint32_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+    return v;
+}
+
+// Windows refuses these characters in account names; a name with them could never log on, and
+// ':' or control characters would also be awkward in the database file.
+bool valid_user_name(std::string_view name, std::string* why) {
+    if (name.empty() || name.size() > 64) {
+        *why = "user name must be 1 to 64 characters";
+        return false;
+    }
+    for (char c : name) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f ||
+            std::strchr("\"/\\[]:;|=,+*?<>@", c) != nullptr) {
+            *why = "user name '" + std::string(name) + "' contains a character not allowed";
+            return false;
+        }
+    }
+    if (name.find_first_not_of(" .") == std::string_view::npos) {
+        *why = "user name must not consist of dots and spaces only";
+        return false;
+    }
+    return true;
+}
+
+// One line from `in`, without its line ending. False at end of input with nothing read.
+bool read_line(std::FILE* in, std::string* out) {
+    out->clear();
+    int c;
+    bool any = false;
+    while ((c = std::fgetc(in)) != EOF) {
+        any = true;
+        if (c == '\n') break;
+        out->push_back(char(c));
+    }
+    if (!out->empty() && out->back() == '\r') out->pop_back();
+    return any;
+}
+
+// Reads a line from the terminal with echo off; restores the terminal state afterwards.
+bool prompt_hidden(std::FILE* tty, const std::string& prompt, std::string* out) {
+    std::fputs(prompt.c_str(), stderr);
+    std::fflush(stderr);
+    const int fd = fileno(tty);
+    termios old{};
+    const bool have_tty = tcgetattr(fd, &old) == 0;
+    if (have_tty) {
+        termios quiet = old;
+        quiet.c_lflag &= ~tcflag_t(ECHO);
+        quiet.c_lflag |= ECHONL;  // the Enter key still moves to the next line
+        tcsetattr(fd, TCSAFLUSH, &quiet);
+    }
+    const bool ok = read_line(tty, out);
+    if (have_tty) tcsetattr(fd, TCSAFLUSH, &old);
+    return ok;
+}
+
+// The new password: from stdin when it is not a terminal, else asked twice on the terminal.
+std::optional<std::string> get_password(const std::string& user, std::string* error) {
+    std::string pw;
+    if (!isatty(STDIN_FILENO)) {
+        if (!read_line(stdin, &pw)) {
+            *error = "no password on standard input";
+            return std::nullopt;
+        }
+    } else {
+        std::string again;
+        if (!prompt_hidden(stdin, "New password for " + user + ": ", &pw) ||
+            !prompt_hidden(stdin, "Retype new password: ", &again)) {
+            *error = "no password entered";
+            return std::nullopt;
+        }
+        if (pw != again) {
+            *error = "the passwords do not match";
+            return std::nullopt;
+        }
+    }
+    if (pw.empty()) {
+        *error = "the password must not be empty";
+        return std::nullopt;
+    }
+    return pw;
+}
+
+// Creates the directory that holds the database (one level, mode 0700) when it is missing, so a
+// fresh installation needs no extra step.
+bool ensure_parent_dir(const std::string& path, std::string* error) {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0) return true;
+    const std::string dir = path.substr(0, slash);
+    struct stat st {};
+    if (stat(dir.c_str(), &st) == 0) return true;
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        *error = "cannot create " + dir + ": " + std::strerror(errno);
+        return false;
+    }
+    return true;
+}
+
+int run(int argc, char** argv) {
+    std::string config_path = kDefaultConfig;
+    std::optional<uint32_t> uid, gid;
+    std::vector<std::string> words;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        auto value = [&]() -> std::optional<std::string> {
+            if (i + 1 >= argc) return std::nullopt;
+            return std::string(argv[++i]);
+        };
+        if (a == "-h" || a == "--help") {
+            std::cout << kUsage;
+            return 0;
+        } else if (a == "-s" || a == "--config") {
+            auto v = value();
+            if (!v) return usage(std::string(a) + " needs a file name");
+            config_path = *v;
+        } else if (a.starts_with("--config=")) {
+            config_path = std::string(a.substr(9));
+        } else if (a == "--uid" || a == "--gid") {
+            auto v = value();
+            auto id = v ? parse_id(*v) : std::nullopt;
+            if (!id) return usage(std::string(a) + " needs a number");
+            (a == "--uid" ? uid : gid) = *id;
+        } else if (a.size() > 1 && a[0] == '-') {
+            return usage("unknown option " + std::string(a));
+        } else {
+            words.emplace_back(a);
+        }
+    }
+    if (words.empty() || words[0] != "user") return usage();
+    if (words.size() < 2) return usage("missing action");
+    const std::string& action = words[1];
+    const bool needs_name = action == "add" || action == "del" || action == "passwd";
+    if (!needs_name && action != "list") return usage("unknown action '" + action + "'");
+    if (needs_name && words.size() != 3) return usage(action + " needs exactly one user name");
+    if (!needs_name && words.size() != 2) return usage("list takes no arguments");
+    if ((uid || gid) && action != "add") return usage("--uid/--gid only go with add");
+
+    auto parsed = daxsmbd::server::Config::load(config_path);
+    if (auto* e = std::get_if<daxsmbd::server::Config::ParseError>(&parsed))
+        return fail(e->message);
+    const std::string db_path = std::get<daxsmbd::server::Config>(parsed).global.user_database;
+
+    std::string error;
+    auto db = daxsmbd::auth::UserDatabase::load(db_path, &error);
+    if (!db) return fail(db_path + ": " + error);
+
+    if (action == "list") {
+        for (const std::string& n : db->names()) {
+            const daxsmbd::auth::UserRecord* r = db->find(n);
+            std::cout << n;
+            if (r != nullptr) std::cout << "\tuid=" << r->uid << "\tgid=" << r->gid;
+            std::cout << "\n";
+        }
+        return 0;
+    }
+
+    const std::string& name = words[2];
+    if (!valid_user_name(name, &error)) return fail(error);
+    const daxsmbd::auth::UserRecord* existing = db->find(name);
+
+    if (action == "del") {
+        if (existing == nullptr) return fail("no user '" + name + "' in " + db_path);
+        db->remove(name);
+        if (!db->save(&error)) return fail(error);
+        return 0;
+    }
+
+    daxsmbd::auth::UserRecord rec;
+    if (action == "add") {
+        if (existing != nullptr)
+            return fail("user '" + existing->name + "' already exists in " + db_path);
+        rec.name = name;
+        if (const passwd* pw = getpwnam(name.c_str()); pw != nullptr) {
+            rec.uid = pw->pw_uid;
+            rec.gid = pw->pw_gid;
+        }
+        if (uid) rec.uid = *uid;
+        if (gid) rec.gid = *gid;
+    } else {  // passwd: keep the name as created and the ids
+        if (existing == nullptr) return fail("no user '" + name + "' in " + db_path);
+        rec = *existing;
+    }
+
+    auto password = get_password(rec.name, &error);
+    if (!password) return fail(error);
+    rec.nt_hash = daxsmbd::auth::nt_hash_of_password(*password);
+    std::fill(password->begin(), password->end(), '\0');
+    db->set(std::move(rec));
+    if (!ensure_parent_dir(db_path, &error)) return fail(error);
+    if (!db->save(&error)) return fail(error);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run(argc, argv);
+}
