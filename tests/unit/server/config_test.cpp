@@ -377,6 +377,39 @@ TEST(Config, DefaultConfigTextParses) {
     EXPECT_FALSE(c.shares[0].read_only);
 }
 
+// conf/daxsmbd.conf documents every parameter with its default: its [global] lines must set
+// exactly the built-in defaults, and its share must parse.
+TEST(Config, ExampleConfigStatesTheDefaults) {
+    std::string here = __FILE__;  // .../tests/unit/server/config_test.cpp
+    const std::string root = here.substr(0, here.rfind("tests/unit/server/"));
+    auto r = Config::load(root + "conf/daxsmbd.conf");
+    ASSERT_TRUE(std::holds_alternative<Config>(r)) << std::get<Config::ParseError>(r).message;
+    const Config& c = std::get<Config>(r);
+    const GlobalConfig d;
+    EXPECT_EQ(c.global.smb_ports, d.smb_ports);
+    EXPECT_EQ(c.global.interfaces, d.interfaces);
+    EXPECT_EQ(c.global.min_protocol, d.min_protocol);
+    EXPECT_EQ(c.global.max_protocol, d.max_protocol);
+    EXPECT_EQ(c.global.signing, d.signing);
+    EXPECT_EQ(c.global.user_database, d.user_database);
+    EXPECT_EQ(c.global.workgroup, d.workgroup);
+    EXPECT_EQ(c.global.server_string, d.server_string);
+    EXPECT_EQ(c.global.worker_threads, d.worker_threads);
+    EXPECT_EQ(c.global.log_level, d.log_level);
+    EXPECT_EQ(c.global.max_io_size, d.max_io_size);
+    EXPECT_EQ(c.global.idle_timeout_s, d.idle_timeout_s);
+    EXPECT_EQ(c.global.auth_timeout_s, d.auth_timeout_s);
+    EXPECT_EQ(c.global.max_credits, d.max_credits);
+    EXPECT_EQ(c.global.guest_ok, d.guest_ok);
+    ASSERT_EQ(c.shares.size(), 1u);
+    const ShareConfig ds;
+    EXPECT_EQ(c.shares[0].valid_users, ds.valid_users);
+    EXPECT_EQ(c.shares[0].browseable, ds.browseable);
+    EXPECT_EQ(c.shares[0].case_sensitive, ds.case_sensitive);
+    EXPECT_EQ(c.shares[0].store_dos_attributes, ds.store_dos_attributes);
+    EXPECT_EQ(c.shares[0].guest_ok, ds.guest_ok);
+}
+
 TEST(Config, LoadReadsAFileAndNamesItInErrors) {
     char dir[] = "/tmp/daxsmbd-config-test-XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
