@@ -1,0 +1,479 @@
+#include "server/connection.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cstring>
+
+#include "protocol/compound.h"
+#include "protocol/error.h"
+#include "server/handlers/negotiate_smb1.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace daxsmbd::server {
+
+using namespace protocol;
+
+Connection::Connection(Server& s, asio::any_io_executor ex, std::unique_ptr<Transport> t,
+                       uint64_t cid)
+    : server(s),
+      executor(ex),
+      transport(std::move(t)),
+      id(cid),
+      last_activity_(std::chrono::steady_clock::now()),
+      created_(last_activity_),
+      watchdog_timer_(ex) {}
+
+Connection::~Connection() = default;
+
+auth::SigningAlgorithm Connection::signing_algorithm() const {
+    // MS-SMB2 3.1.4.1: 2.x HMAC-SHA256; 3.0/3.0.2 AES-CMAC; 3.1.1 the negotiated algorithm,
+    // AES-CMAC when no SIGNING_CAPABILITIES context was exchanged.
+    if (!is_smb3(state.dialect)) return auth::SigningAlgorithm::HmacSha256;
+    if (state.dialect == Dialect::Smb311 && state.signing_algorithm_id) {
+        switch (*state.signing_algorithm_id) {
+            case 0:
+                return auth::SigningAlgorithm::HmacSha256;
+            case 2:
+                return auth::SigningAlgorithm::AesGmac;
+            default:
+                return auth::SigningAlgorithm::AesCmac;
+        }
+    }
+    return auth::SigningAlgorithm::AesCmac;
+}
+
+void Connection::close(std::string_view reason) {
+    if (closed_) return;
+    closed_ = true;
+    log_info("conn ", id, " ", transport->peer(), ": closed (", reason, ")");
+    transport->close();
+    watchdog_timer_.cancel();
+    for (auto& [pid, p] : pending_by_mid_)
+        p->cancel();
+    // Tear down what this connection's sessions hold (single channel: the session goes too).
+    for (auto& [sid, sess] : sessions) {
+        server.opens.remove_if([sid = sid](const Open& o) { return o.session_id == sid; });
+        server.sessions.remove(sid);
+    }
+    sessions.clear();
+    server.connection_closed(*this);
+}
+
+asio::awaitable<void> Connection::watchdog() {
+    auto self = shared_from_this();
+    const auto& g = server.config().global;
+    while (!closed_) {
+        watchdog_timer_.expires_after(std::chrono::seconds(2));
+        boost::system::error_code ec;
+        co_await watchdog_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (closed_) break;
+        auto now = std::chrono::steady_clock::now();
+        bool authenticated = false;
+        for (auto& [sid, s] : sessions)
+            if (s->state == Session::State::Valid) authenticated = true;
+        // Unauthenticated connections get auth_timeout_s to finish (abuse limit); idle ones
+        // without open files are closed after idle_timeout_s.
+        if (!authenticated && now - created_ > std::chrono::seconds(g.auth_timeout_s)) {
+            close("authentication not finished in time");
+            break;
+        }
+        if (g.idle_timeout_s && now - last_activity_ > std::chrono::seconds(g.idle_timeout_s) &&
+            pending_by_mid_.empty()) {
+            bool has_opens = false;
+            for (auto& [sid, s] : sessions)
+                if (!server.opens.remove_if([](const Open&) { return false; }).empty())
+                    has_opens = true;
+            if (!has_opens) {
+                close("idle timeout");
+                break;
+            }
+        }
+    }
+}
+
+asio::awaitable<void> Connection::run() {
+    auto self = shared_from_this();
+    asio::co_spawn(executor, watchdog(), asio::detached);
+    while (!closed_) {
+        auto r = co_await transport->receive();
+        if (!r) {
+            if (r.status() == NtStatus::BufferOverflow)
+                log_info("conn ", id, " ", transport->peer(), ": message above the maximum size");
+            else if (r.status() == NtStatus::InvalidParameter)
+                log_info("conn ", id, " ", transport->peer(), ": framing violation");
+            close(r.status() == NtStatus::ConnectionDisconnected ? "peer disconnected"
+                                                                 : "bad frame");
+            break;
+        }
+        note_activity();
+        ++frames_in_flight_;
+        asio::co_spawn(
+            executor,
+            [](std::shared_ptr<Connection> c, PoolBuffer buf) -> asio::awaitable<void> {
+                co_await c->process_frame(std::move(buf));
+            }(self, std::move(*r)),
+            [self](std::exception_ptr e) {
+                --self->frames_in_flight_;
+                if (!e) return;
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& ex) {
+                    log_error("conn ", self->id, ": request failed: ", ex.what());
+                }
+                self->close("internal error");
+            });
+    }
+}
+
+uint16_t Connection::grant_credits(const Header& req) {
+    uint16_t requested = req.credits ? req.credits : 1;
+    return credits.grant(requested, server.config().global.max_credits);
+}
+
+// Payload size that decides the credit charge (MS-SMB2 3.3.5.2.5), read at the fixed body
+// offsets of the commands that can be larger than 64 KiB.
+static uint64_t charge_payload(Command cmd, Bytes elem) {
+    auto u32_at = [&](size_t off) -> uint64_t {
+        return elem.size() >= kHeaderSize + off + 4 ? load_le32(elem.data() + kHeaderSize + off)
+                                                    : 0;
+    };
+    switch (cmd) {
+        case Command::Read:
+        case Command::Write:
+            return std::max(u32_at(4), cmd == Command::Write ? u32_at(36) : 0);
+        case Command::Ioctl:
+            return std::max(u32_at(28), u32_at(44));
+        case Command::QueryDirectory:
+            return u32_at(28);
+        case Command::ChangeNotify:
+            return u32_at(4);
+        case Command::QueryInfo:
+            return u32_at(4);
+        case Command::SetInfo:
+            return u32_at(4);
+        default:
+            return 0;
+    }
+}
+
+Status Connection::verify_signature(Session& s, Bytes elem, const Header& hdr) {
+    if (!s.signer) return Error(NtStatus::AccessDenied);
+    // The frame buffer is ours: zero the signature in place to compute, then restore it.
+    auto* p = const_cast<std::byte*>(elem.data()) + kSignatureOffset;
+    std::array<std::byte, 16> sig;
+    std::memcpy(sig.data(), p, 16);
+    std::memset(p, 0, 16);
+    std::array<Bytes, 1> frags{elem};
+    bool ok = s.signer->verify(frags, hdr.message_id, false, hdr.command == Command::Cancel, sig);
+    std::memcpy(p, sig.data(), 16);
+    if (!ok) return Error(NtStatus::AccessDenied);
+    return {};
+}
+
+void Connection::finish_header(ResponseElement& el, const Header& req, NtStatus status,
+                               uint16_t credits_granted, bool async, uint64_t async_id,
+                               uint64_t session_id, uint32_t tree_id) {
+    Header h;
+    h.credit_charge = req.credit_charge;
+    h.status = to_u32(status);
+    h.command = req.command;
+    h.credits = credits_granted;
+    h.flags = flags::kServerToRedir | (req.flags & flags::kRelatedOperations) |
+              (req.flags & flags::kPriorityMask);
+    if (async) {
+        h.flags |= flags::kAsyncCommand;
+        h.async_id = async_id;
+    } else {
+        h.tree_id = tree_id;
+        h.process_id = req.process_id;
+    }
+    h.message_id = req.message_id;
+    h.session_id = session_id;
+    ByteVector hdr;
+    ByteWriter w(hdr);
+    h.serialize(w);
+    std::memcpy(el.bytes.data(), hdr.data(), kHeaderSize);
+}
+
+static void write_error_body(ByteVector& out, uint8_t context_count, Bytes data) {
+    out.resize(kHeaderSize);
+    ByteWriter w(out, 0);
+    ErrorResponse e;
+    e.error_context_count = context_count;
+    e.error_data.assign(data.begin(), data.end());
+    e.serialize(w);
+}
+
+asio::awaitable<void> Connection::flush(FrameState& fs) {
+    if (fs.out.empty() || closed_) co_return;
+    auto& out = fs.out;
+    for (size_t i = 0; i < out.size(); ++i) {
+        auto& el = out[i];
+        bool last = i + 1 == out.size();
+        if (!last) {
+            if (el.data) {  // data of a non-final element is copied in: it must be followed
+                el.bytes.insert(el.bytes.end(), el.data.span().begin(), el.data.span().end());
+                el.data.reset();
+            }
+            // MS-SMB2 3.3.4.1.3: each response in a chain is 8-byte aligned.
+            el.bytes.resize((el.bytes.size() + 7) & ~size_t(7));
+            store_le32(el.bytes.data() + kNextCommandOffset, uint32_t(el.bytes.size()));
+        } else if (out.size() > 1 && !el.data) {
+            el.bytes.resize((el.bytes.size() + 7) & ~size_t(7));
+        }
+        if (el.sign && el.sign_with && el.sign_with->signer) {
+            // MS-SMB2 3.3.4.1.1: signature over the whole element including its padding.
+            uint32_t f = load_le32(el.bytes.data() + kFlagsOffset) | flags::kSigned;
+            store_le32(el.bytes.data() + kFlagsOffset, f);
+            std::memset(el.bytes.data() + kSignatureOffset, 0, 16);
+            std::vector<Bytes> frags{Bytes(el.bytes)};
+            if (el.data) frags.push_back(el.data.span());
+            uint64_t mid = load_le64(el.bytes.data() + 24);
+            auto sig = el.sign_with->signer->sign(frags, mid, true, false);
+            std::memcpy(el.bytes.data() + kSignatureOffset, sig.data(), 16);
+        }
+        if (el.on_response) el.on_response(Bytes(el.bytes));
+    }
+    std::vector<Bytes> frags;
+    for (auto& el : out) {
+        frags.push_back(Bytes(el.bytes));
+        if (el.data) frags.push_back(el.data.span());
+    }
+    auto st = co_await transport->send(frags);
+    out.clear();
+    if (!st) close("send failed");
+}
+
+asio::awaitable<void> Connection::go_async(RequestContext& ctx) {
+    if (ctx.is_async()) co_return;
+    auto it = frame_of_.find(&ctx);
+    if (it == frame_of_.end()) co_return;
+    FrameState& fs = *it->second;
+    ctx.pending->async_id = next_async_id_++;
+    pending_by_aid_[ctx.pending->async_id] = ctx.pending;
+    // MS-SMB2 3.3.4.2: interim response, ERROR body, credits granted here, not signed.
+    ResponseElement el;
+    el.bytes.resize(kHeaderSize);
+    write_error_body(el.bytes, 0, {});
+    finish_header(el, ctx.header, NtStatus::Pending, grant_credits(ctx.header), true,
+                  ctx.pending->async_id, ctx.session_id, ctx.tree_id);
+    fs.out.push_back(std::move(el));
+    fs.async_seen = true;
+    co_await flush(fs);
+}
+
+asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
+    Bytes data = frame.span();
+    if (data.size() < 4) {
+        close("short frame");
+        co_return;
+    }
+    uint32_t proto = load_le32(data.data());
+    if (proto == kSmb1ProtocolId) {
+        // MS-SMB2 3.3.5.3.1: the multi-protocol negotiate that Windows clients send first.
+        auto resp = handle_smb1_negotiate(*this, data);
+        if (!resp) {
+            close("unsupported SMB1 request");
+            co_return;
+        }
+        std::vector<Bytes> frags{Bytes(*resp)};
+        auto st = co_await transport->send(frags);
+        if (!st) close("send failed");
+        co_return;
+    }
+    if (proto == kTransformProtocolId || proto == kCompressionProtocolId) {
+        // Encryption (TRANSFORM) arrives with the security issue; until then such a frame can
+        // only come from a client that ignored our negotiate response.
+        log_info("conn ", id, " ", transport->peer(), ": transform header not negotiated");
+        close("unexpected transform");
+        co_return;
+    }
+    if (proto != kSmb2ProtocolId) {
+        log_info("conn ", id, " ", transport->peer(), ": not an SMB2 message");
+        close("bad protocol id");
+        co_return;
+    }
+    auto elems = split_compound(data, server.limits().max_compound_elements);
+    if (!elems) {
+        log_info("conn ", id, " ", transport->peer(), ": malformed compound");
+        close("malformed compound");
+        co_return;
+    }
+    FrameState fs;
+    ChainState chain;
+    std::vector<std::unique_ptr<Header>> headers;
+    for (auto elem : *elems) {
+        if (closed_) co_return;
+        auto h = Header::parse(elem);
+        if (!h) {
+            log_info("conn ", id, " ", transport->peer(), ": bad SMB2 header");
+            close("bad header");
+            co_return;
+        }
+        headers.push_back(std::make_unique<Header>(*h));
+        co_await process_element(fs, elem, *headers.back(), chain);
+        if (fs.async_seen) co_await flush(fs);
+    }
+    co_await flush(fs);
+}
+
+asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, Header& hdr,
+                                                  ChainState& chain) {
+    if (hdr.is_response()) {
+        close("response flag on a request");
+        co_return;
+    }
+    // CANCEL (MS-SMB2 3.3.5.16): no credits, no window check, never a response.
+    if (hdr.command == Command::Cancel) {
+        std::shared_ptr<PendingRequest> target;
+        if (hdr.is_async()) {
+            auto it = pending_by_aid_.find(hdr.async_id);
+            if (it != pending_by_aid_.end()) target = it->second;
+        } else {
+            auto it = pending_by_mid_.find(hdr.message_id);
+            if (it != pending_by_mid_.end()) target = it->second;
+        }
+        if (target) target->cancel();
+        co_return;
+    }
+    if (!negotiated() && hdr.command != Command::Negotiate) {
+        close("request before NEGOTIATE");
+        co_return;
+    }
+    // Sequence window and credit charge (MS-SMB2 3.3.5.2.3, 3.3.5.2.5).
+    uint16_t charge = state.supports_multi_credit ? hdr.credit_charge : 1;
+    if (!credits.consume(hdr.message_id, charge)) {
+        log_info("conn ", id, " ", transport->peer(), ": MessageId ", hdr.message_id,
+                 " outside the sequence window");
+        close("invalid message id");
+        co_return;
+    }
+    NtStatus status = NtStatus::Success;
+    uint64_t payload = charge_payload(hdr.command, elem);
+    if (state.supports_multi_credit) {
+        uint64_t need = payload ? (payload - 1) / 65536 + 1 : 1;
+        if ((hdr.credit_charge == 0 && payload > 65536) ||
+            (hdr.credit_charge != 0 && need > hdr.credit_charge))
+            status = NtStatus::InvalidParameter;
+    }
+
+    ByteVector out(kHeaderSize);
+    RequestContext ctx(*this, server, hdr, elem, out);
+    ctx.pending = std::make_shared<PendingRequest>();
+    ctx.pending->message_id = hdr.message_id;
+    pending_by_mid_[hdr.message_id] = ctx.pending;
+
+    // Related compound elements inherit ids from the previous element (3.3.5.2.7.2).
+    ctx.session_id = hdr.session_id;
+    ctx.tree_id = hdr.tree_id;
+    if (hdr.is_related()) {
+        if (!chain.valid) {
+            status = NtStatus::InvalidParameter;  // first element marked related
+        } else {
+            ctx.session_id = chain.session_id;
+            ctx.tree_id = chain.tree_id;
+            ctx.related_file_id = chain.file_id;
+            ctx.related_create_status = chain.failed_create_status;
+        }
+    }
+
+    const HandlerInfo& info = handler_for(hdr.command);
+    if (status == NtStatus::Success && !info.fn) status = NtStatus::InvalidParameter;
+
+    // Session (3.3.5.2.9) and signature (3.3.5.2.4).
+    if (status == NtStatus::Success && (info.needs_session || ctx.session_id != 0) &&
+        hdr.command != Command::Negotiate) {
+        auto s = server.sessions.find(ctx.session_id);
+        if (!s || !sessions.count(ctx.session_id)) {
+            if (info.needs_session) status = NtStatus::UserSessionDeleted;
+        } else {
+            ctx.session = s;
+            if (s->state == Session::State::Expired && hdr.command != Command::SessionSetup &&
+                hdr.command != Command::Logoff && hdr.command != Command::Close &&
+                hdr.command != Command::Lock)
+                status = NtStatus::NetworkSessionExpired;
+            else if (s->state == Session::State::InProgress &&
+                     hdr.command != Command::SessionSetup && info.needs_session)
+                status = NtStatus::UserSessionDeleted;
+            else if (s->state == Session::State::Valid) {
+                if (hdr.is_signed()) {
+                    if (!verify_signature(*s, elem, hdr)) {
+                        log_info("conn ", id, " ", transport->peer(), ": bad signature on ",
+                                 command_name(hdr.command));
+                        status = NtStatus::AccessDenied;
+                    }
+                } else if (s->signing_required && hdr.command != Command::Echo &&
+                           hdr.command != Command::OplockBreak) {
+                    log_info("conn ", id, " ", transport->peer(), ": unsigned ",
+                             command_name(hdr.command), " on a session that requires signing");
+                    status = NtStatus::AccessDenied;
+                }
+            }
+        }
+    }
+    if (status == NtStatus::Success && info.needs_tree) {
+        ctx.tree = ctx.session ? ctx.session->find_tree(ctx.tree_id) : nullptr;
+        if (!ctx.tree) status = NtStatus::NetworkNameDeleted;
+    }
+
+    if (status == NtStatus::Success) {
+        frame_of_[&ctx] = &fs;
+        status = co_await info.fn(ctx);
+        frame_of_.erase(&ctx);
+    }
+    pending_by_mid_.erase(hdr.message_id);
+    if (ctx.pending->async_id) pending_by_aid_.erase(ctx.pending->async_id);
+
+    if (debug_enabled())
+        log_debug("conn ", id, " ", command_name(hdr.command), " mid ", hdr.message_id, " -> ",
+                  status_name(status));
+
+    if (ctx.suppress_response) {
+        if (ctx.disconnect_after) close("protocol violation");
+        co_return;
+    }
+
+    ResponseElement el;
+    el.bytes = std::move(out);
+    bool keep_body =
+        ctx.body_written() && (!is_error(status) || status == NtStatus::MoreProcessingRequired ||
+                               hdr.command == Command::Ioctl);
+    if (!keep_body) {
+        write_error_body(el.bytes, ctx.error_context_count, ctx.error_data);
+        ctx.data_fragment.reset();
+    }
+    el.data = std::move(ctx.data_fragment);
+    bool async = ctx.is_async();
+    uint16_t granted = async ? 0 : grant_credits(hdr);
+    uint64_t sid = ctx.response_session_id.value_or(ctx.session_id);
+    uint32_t tid = ctx.response_tree_id.value_or(ctx.tree_id);
+    finish_header(el, hdr, status, granted, async, ctx.pending->async_id, sid, tid);
+    if (ctx.session && ctx.session->signer && ctx.session->state == Session::State::Valid &&
+        (hdr.is_signed() || ctx.session->signing_required || ctx.force_sign))
+        el.sign = true;
+    if (ctx.force_sign && ctx.session && ctx.session->signer) el.sign = true;
+    el.sign_with = ctx.session;
+    el.on_response = std::move(ctx.on_response);
+    fs.out.push_back(std::move(el));
+
+    // What the next (related) element inherits (MS-SMB2 3.3.5.2.7.2).
+    chain.session_id = sid;
+    chain.tree_id = tid;
+    chain.valid = true;
+    if (hdr.command == Command::Create) {
+        chain.file_id = ctx.created_file_id;
+        chain.failed_create_status =
+            ctx.created_file_id ? std::nullopt : std::optional<NtStatus>(status);
+    } else if (ctx.related_file_id) {
+        chain.file_id = ctx.related_file_id;
+    }
+    if (ctx.disconnect_after) {
+        co_await flush(fs);
+        close("disconnect requested by handler");
+    }
+}
+
+}  // namespace daxsmbd::server

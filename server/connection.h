@@ -1,0 +1,125 @@
+// One client connection (MS-SMB2 3.3.1.7 Connection): negotiated state, the sequence window,
+// outstanding requests, and the request path of architecture.md:
+//   frame -> split compound -> charge credits -> check signature -> handler -> sign -> send.
+// A Connection lives on exactly one event loop for its whole life; nothing in it is touched
+// from another thread except through posts to that loop.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "auth/kdf.h"
+#include "auth/signing.h"
+#include "protocol/header.h"
+#include "server/credits.h"
+#include "server/handlers/handler.h"
+#include "server/transport.h"
+
+namespace daxsmbd::server {
+
+class Server;
+
+struct NegotiatedState {
+    protocol::Dialect dialect = protocol::Dialect::None;
+    protocol::Guid client_guid{};
+    uint32_t client_capabilities = 0;
+    uint16_t client_security_mode = 0;
+    std::vector<uint16_t> client_dialects;
+    uint32_t server_capabilities = 0;
+    uint16_t server_security_mode = 0;
+    bool supports_multi_credit = false;
+    uint32_t max_transact_size = 65536;
+    uint32_t max_read_size = 65536;
+    uint32_t max_write_size = 65536;
+    // 3.1.1 negotiate contexts (MS-SMB2 3.3.5.4).
+    uint16_t cipher_id = 0;                        // 0 = no encryption
+    std::optional<uint16_t> signing_algorithm_id;  // from SIGNING_CAPABILITIES
+    std::optional<auth::PreauthHash> preauth;      // Connection.PreauthIntegrityHashValue
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+  public:
+    Connection(Server& server, asio::any_io_executor ex, std::unique_ptr<Transport> transport,
+               uint64_t id);
+    ~Connection();
+
+    asio::awaitable<void> run();
+    void close(std::string_view reason);
+    bool closed() const { return closed_; }
+
+    Server& server;
+    asio::any_io_executor executor;
+    std::unique_ptr<Transport> transport;
+    const uint64_t id;
+
+    bool negotiated() const {
+        return state.dialect != protocol::Dialect::None &&
+               state.dialect != protocol::Dialect::Wildcard;
+    }
+    NegotiatedState state;
+    CreditWindow credits;
+    // Sessions set up on this connection (one channel each today).
+    std::map<uint64_t, std::shared_ptr<Session>> sessions;
+    // Signing algorithm sessions of this connection use (MS-SMB2 3.1.4.1).
+    auth::SigningAlgorithm signing_algorithm() const;
+
+    // Called by RequestContext::go_async.
+    asio::awaitable<void> go_async(RequestContext& ctx);
+
+    // Sends an unsolicited message (oplock break) or any prebuilt message.
+    asio::awaitable<Status> send_raw(std::vector<protocol::Bytes> fragments);
+
+    void note_activity() { last_activity_ = std::chrono::steady_clock::now(); }
+
+  private:
+    struct ResponseElement {
+        protocol::ByteVector bytes;  // header + body
+        PoolBuffer data;             // optional gather fragment (READ data)
+        std::shared_ptr<Session> sign_with;
+        bool sign = false;
+        std::function<void(protocol::Bytes)> on_response;
+    };
+    struct ChainState {
+        bool valid = false;
+        uint64_t session_id = 0;
+        uint32_t tree_id = 0;
+        std::optional<protocol::FileId> file_id;
+        std::optional<NtStatus> failed_create_status;
+    };
+    struct FrameState {
+        std::vector<ResponseElement> out;  // responses not yet sent
+        bool async_seen = false;           // an element went async: later ones go out alone
+    };
+    friend class RequestContext;
+
+    asio::awaitable<void> watchdog();
+    asio::awaitable<void> process_frame(PoolBuffer frame);
+    asio::awaitable<void> process_element(FrameState& fs, protocol::Bytes elem,
+                                          protocol::Header& hdr, ChainState& chain);
+    asio::awaitable<void> flush(FrameState& fs);
+    void finish_header(ResponseElement& el, const protocol::Header& req, NtStatus status,
+                       uint16_t credits_granted, bool async, uint64_t async_id, uint64_t session_id,
+                       uint32_t tree_id);
+    Status verify_signature(Session& s, protocol::Bytes elem, const protocol::Header& hdr);
+    uint16_t grant_credits(const protocol::Header& req);
+
+    bool closed_ = false;
+    std::chrono::steady_clock::time_point last_activity_;
+    std::chrono::steady_clock::time_point created_;
+    asio::steady_timer watchdog_timer_;
+    std::unordered_map<uint64_t, std::shared_ptr<PendingRequest>> pending_by_mid_;
+    std::unordered_map<uint64_t, std::shared_ptr<PendingRequest>> pending_by_aid_;
+    uint64_t next_async_id_ = 1;
+    size_t frames_in_flight_ = 0;
+    // Frame state of the element currently inside a handler, for go_async.
+    std::unordered_map<RequestContext*, FrameState*> frame_of_;
+};
+
+}  // namespace daxsmbd::server

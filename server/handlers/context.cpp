@@ -1,0 +1,38 @@
+#include "server/connection.h"
+#include "server/handlers/handler.h"
+#include "server/server.h"
+
+namespace daxsmbd::server {
+
+asio::any_io_executor connection_executor(Connection& c) {
+    return c.executor;
+}
+asio::thread_pool& blocking_pool(Server& s) {
+    return s.pool();
+}
+
+Result<std::shared_ptr<Open>> RequestContext::find_open(const protocol::FileId& id) {
+    protocol::FileId fid = id;
+    if (id.is_related_placeholder()) {
+        // MS-SMB2 3.3.5.2.7.2: the file the previous element of a related chain used/opened.
+        if (related_file_id) {
+            fid = *related_file_id;
+        } else if (related_create_status) {
+            return Error(*related_create_status);
+        } else {
+            return Error(NtStatus::InvalidParameter);
+        }
+    }
+    auto o = server.opens.find(fid.volatile_);
+    if (!o || o->id.persistent != fid.persistent || o->session_id != session_id)
+        return Error(NtStatus::FileClosed);
+    if (tree && o->tree_id != tree->id) return Error(NtStatus::FileClosed);
+    related_file_id = fid;
+    return o;
+}
+
+asio::awaitable<void> RequestContext::go_async() {
+    co_await conn.go_async(*this);
+}
+
+}  // namespace daxsmbd::server

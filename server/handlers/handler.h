@@ -1,0 +1,134 @@
+// What an SMB2 command handler sees: parsed input via the codec, the state the dispatcher
+// resolved (session, tree), and a writer for the response body. Handlers never touch the
+// transport, signing or credits (MS-SMB2 3.3.5.2 is done by the dispatcher before the handler
+// runs, 3.3.4.1 after it returns).
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <type_traits>
+
+#include "protocol/bytes.h"
+#include "protocol/header.h"
+#include "server/buffer_pool.h"
+#include "server/state/open.h"
+#include "server/state/session.h"
+
+namespace daxsmbd::server {
+
+namespace asio = boost::asio;
+class Connection;
+class Server;
+
+// Cancellation and async state of one request (MS-SMB2 3.3.1.13 Request).
+struct PendingRequest {
+    uint64_t message_id = 0;
+    uint64_t async_id = 0;  // non-zero once an interim response was sent
+    bool cancelled = false;
+    // Wakes a handler parked in wait(); set by the handler before it parks.
+    std::shared_ptr<asio::steady_timer> waiter;
+    void cancel() {
+        cancelled = true;
+        if (waiter) waiter->cancel();
+    }
+};
+
+class RequestContext {
+  public:
+    RequestContext(Connection& c, Server& s, const protocol::Header& h, protocol::Bytes m,
+                   protocol::ByteVector& out)
+        : conn(c), server(s), header(h), msg(m), out_(out), writer_(out, 0) {}
+
+    Connection& conn;
+    Server& server;
+    const protocol::Header& header;  // the request header (ids already resolved for related)
+    protocol::Bytes msg;             // the whole request element, header included
+
+    std::shared_ptr<Session> session;   // set when the handler needs a session
+    std::shared_ptr<TreeConnect> tree;  // set when the handler needs a tree
+    // Effective ids of this element (a related compound element inherits them, MS-SMB2
+    // 3.3.5.2.7.2); CREATE sets created_file_id for the elements after it.
+    uint64_t session_id = 0;
+    uint32_t tree_id = 0;
+    std::optional<protocol::FileId> related_file_id;
+    std::optional<protocol::FileId> created_file_id;
+    // Status of a failed CREATE earlier in a related chain: the placeholder FileId then fails
+    // with the same status (3.3.5.2.7.2).
+    std::optional<NtStatus> related_create_status;
+    // SESSION_SETUP answers with the id of the session it created.
+    std::optional<uint64_t> response_session_id;
+    std::optional<uint32_t> response_tree_id;
+
+    // Response body writer: base is the start of the response header, the header space is
+    // already reserved, so offset_from_base() gives header-relative offsets.
+    protocol::ByteWriter& body() { return writer_; }
+    bool body_written() const { return out_.size() > protocol::kHeaderSize; }
+    // Error data of the ERROR response (MS-SMB2 2.2.2) when the handler fails.
+    protocol::ByteVector error_data;
+    uint8_t error_context_count = 0;
+    // READ: data sent as a separate gather fragment after the body, never copied.
+    PoolBuffer data_fragment;
+    // Called with the final response message bytes (after signing), e.g. for the preauth hash.
+    std::function<void(protocol::Bytes)> on_response;
+    // Sign this response even if the dispatcher would not (final SESSION_SETUP, 3.3.5.5.3).
+    bool force_sign = false;
+    // Disconnect after sending (or without sending if `suppress_response`).
+    bool disconnect_after = false;
+    bool suppress_response = false;
+
+    // Resolves a FileId to an open of this session/tree; the related placeholder
+    // {~0,~0} resolves to the previous compound element's file (3.3.5.2.7.2).
+    Result<std::shared_ptr<Open>> find_open(const protocol::FileId& id);
+
+    // Sends the interim STATUS_PENDING response now (3.3.4.2) and marks the request async;
+    // the final response goes out when the handler returns.
+    asio::awaitable<void> go_async();
+    bool is_async() const { return pending && pending->async_id != 0; }
+    bool cancelled() const { return pending && pending->cancelled; }
+    std::shared_ptr<PendingRequest> pending;
+
+    // Runs a blocking call (metadata syscalls the event loop must not do) on the blocking pool
+    // and resumes on this connection's loop.
+    template <class F>
+    auto blocking(F f) -> asio::awaitable<std::invoke_result_t<F>>;
+
+  private:
+    protocol::ByteVector& out_;
+    protocol::ByteWriter writer_;
+};
+
+using Handler = asio::awaitable<NtStatus> (*)(RequestContext&);
+
+struct HandlerInfo {
+    Handler fn = nullptr;
+    bool needs_session = true;  // valid session required (3.3.5.2.9)
+    bool needs_tree = true;     // tree connect required (3.3.5.2.11)
+};
+
+// The one dispatch table, indexed by command (handlers/table.cpp).
+const HandlerInfo& handler_for(protocol::Command c);
+
+asio::any_io_executor connection_executor(Connection& c);
+asio::thread_pool& blocking_pool(Server& s);
+
+template <class F>
+auto RequestContext::blocking(F f) -> asio::awaitable<std::invoke_result_t<F>> {
+    auto home = connection_executor(conn);
+    co_await asio::post(blocking_pool(server), asio::use_awaitable);
+    if constexpr (std::is_void_v<std::invoke_result_t<F>>) {
+        f();
+        co_await asio::post(home, asio::use_awaitable);
+    } else {
+        auto r = f();
+        co_await asio::post(home, asio::use_awaitable);
+        co_return r;
+    }
+}
+
+}  // namespace daxsmbd::server

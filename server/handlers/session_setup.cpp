@@ -1,0 +1,161 @@
+// SESSION_SETUP (MS-SMB2 3.3.5.5): SPNEGO over NTLMv2 (Kerberos joins in the security issue),
+// the 3.1.1 preauth integrity hash, key derivation and the signing decision.
+#include "protocol/session_setup.h"
+#include "server/auth_glue.h"
+#include "server/connection.h"
+#include "server/handlers/handlers.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace daxsmbd::server::handlers {
+
+using namespace protocol;
+
+namespace {
+
+void drop_session(Connection& conn, uint64_t sid) {
+    conn.server.opens.remove_if([sid](const Open& o) { return o.session_id == sid; });
+    conn.sessions.erase(sid);
+    conn.server.sessions.remove(sid);
+}
+
+// Session.SigningKey and the signer for this connection's algorithm (3.3.5.5.3).
+Status install_keys(Connection& conn, Session& s) {
+    auto d = conn.state.dialect;
+    s.keys = auth::derive_session_keys(
+        d, conn.state.cipher_id,
+        Bytes(reinterpret_cast<const std::byte*>(s.session_key.data()), 16), s.full_session_key,
+        s.preauth ? s.preauth->bytes() : Bytes{});
+    Bytes key = is_smb3(d) ? Bytes(s.keys.signing_key)
+                           : Bytes(reinterpret_cast<const std::byte*>(s.session_key.data()), 16);
+    auto signer = auth::Signer::create(conn.signing_algorithm(), key);
+    if (!signer) return Error(signer.status());
+    s.signer = std::make_unique<auth::Signer>(std::move(*signer));
+    return {};
+}
+
+}  // namespace
+
+asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
+    auto& conn = ctx.conn;
+    auto& server = conn.server;
+    auto req = SessionSetupRequest::parse(ctx.msg);
+    if (!req) co_return req.status();
+
+    // Multichannel binding arrives with the multichannel issue (3.3.5.5: a server without
+    // multichannel support answers STATUS_REQUEST_NOT_ACCEPTED).
+    if (req->flags & session_setup_flags::kBinding) co_return NtStatus::RequestNotAccepted;
+
+    std::shared_ptr<Session> s;
+    bool created = false;
+    if (ctx.header.session_id == 0) {
+        s = server.sessions.create();
+        s->dialect = conn.state.dialect;
+        if (conn.state.preauth) s->preauth = *conn.state.preauth;  // 3.3.5.5 step: copy conn H
+        conn.sessions[s->id] = s;
+        created = true;
+    } else {
+        auto it = conn.sessions.find(ctx.header.session_id);
+        if (it == conn.sessions.end()) co_return NtStatus::UserSessionDeleted;
+        s = it->second;
+    }
+    ctx.response_session_id = s->id;
+    bool reauth = s->state != Session::State::InProgress;
+    if (!s->acceptor) s->acceptor = make_acceptor(server);
+
+    // 3.1.1: every SESSION_SETUP request of the first authentication is hashed (3.3.5.5.1).
+    bool hashing = !reauth && s->preauth.has_value();
+    if (hashing) s->preauth->update(ctx.msg);
+
+    auto step = s->acceptor->step(req->security_buffer);
+    if (!step) {
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": logon failure",
+                 s->acceptor->attempted_user().empty() ? "" : " for user ",
+                 s->acceptor->attempted_user(), " (", status_name(step.status()), ")");
+        s->acceptor.reset();
+        if (created || !reauth)
+            drop_session(conn, s->id);
+        else
+            s->state = Session::State::Expired;
+        co_return step.status() == NtStatus::InvalidParameter ? NtStatus::InvalidParameter
+                                                              : NtStatus::LogonFailure;
+    }
+
+    SessionSetupResponse resp;
+    resp.security_buffer = std::move(step->output);
+    if (!step->done) {
+        resp.serialize(ctx.body());
+        if (hashing) {
+            auto sp = s;
+            ctx.on_response = [sp](Bytes r) {
+                if (sp->preauth) sp->preauth->update(r);
+            };
+        }
+        co_return NtStatus::MoreProcessingRequired;
+    }
+
+    // Authenticated.
+    auto acceptor = std::move(s->acceptor);
+    const auto& g = server.config().global;
+    if (step->is_anonymous && !g.guest_ok) {
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": anonymous logon refused");
+        drop_session(conn, s->id);
+        co_return NtStatus::LogonFailure;
+    }
+    if (reauth) {
+        // Re-authentication keeps the keys (3.3.5.5.3) but must be the same user.
+        if (!step->is_anonymous && step->user != s->user) {
+            log_info("conn ", conn.id, ": re-authentication as a different user refused");
+            co_return NtStatus::AccessDenied;
+        }
+        s->state = Session::State::Valid;
+        resp.serialize(ctx.body());
+        ctx.session = s;
+        co_return NtStatus::Success;
+    }
+
+    s->user = step->user;
+    s->domain = step->domain;
+    s->is_anonymous = step->is_anonymous;
+    if (auto rec = server.find_user(s->user)) {
+        s->uid = rec->uid;
+        s->gid = rec->gid;
+    }
+    s->full_session_key = step->session_key;
+    s->session_key.fill(0);
+    for (size_t i = 0; i < 16 && i < step->session_key.size(); ++i)
+        s->session_key[i] = uint8_t(step->session_key[i]);
+    if (!s->is_anonymous) {
+        auto st = install_keys(conn, *s);
+        if (!st) {
+            drop_session(conn, s->id);
+            co_return st.status();
+        }
+        // MS-SMB2 3.3.5.5.3: signing required when the client or the server requires it.
+        s->signing_required = (req->security_mode & security_mode::kSigningRequired) ||
+                              g.signing == SigningPolicy::Mandatory;
+    } else {
+        resp.session_flags |= session_flags::kIsNull;
+    }
+    s->state = Session::State::Valid;
+    s->preauth.reset();
+
+    // PreviousSessionId of the same user: the old session goes (3.3.5.5.3 step 4).
+    if (req->previous_session_id && req->previous_session_id != s->id) {
+        auto old = server.sessions.find(req->previous_session_id);
+        if (old && old->user == s->user) {
+            server.opens.remove_if([id = old->id](const Open& o) { return o.session_id == id; });
+            server.sessions.remove(old->id);
+        }
+    }
+
+    log_info("conn ", conn.id, " ", conn.transport->peer(), ": session ", std::hex, s->id, std::dec,
+             " user ", s->is_anonymous ? "(anonymous)" : s->user, " dialect 0x", std::hex,
+             uint16_t(conn.state.dialect));
+    resp.serialize(ctx.body());
+    ctx.session = s;
+    ctx.force_sign = !s->is_anonymous;  // the final response MUST be signed (3.3.5.5.3)
+    co_return NtStatus::Success;
+}
+
+}  // namespace daxsmbd::server::handlers

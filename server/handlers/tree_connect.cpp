@@ -1,0 +1,90 @@
+// TREE_CONNECT (MS-SMB2 3.3.5.7).
+#include "protocol/tree_connect.h"
+#include "protocol/access_mask.h"
+#include "server/connection.h"
+#include "server/handlers/handlers.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace daxsmbd::server::handlers {
+
+using namespace protocol;
+
+namespace {
+
+bool user_allowed(const ShareConfig& sc, const Session& s) {
+    if (sc.valid_users.empty()) return true;
+    for (auto& u : sc.valid_users) {
+        if (u.size() != s.user.size()) continue;
+        bool eq = true;
+        for (size_t i = 0; i < u.size() && eq; ++i)
+            eq = tolower(uint8_t(u[i])) == tolower(uint8_t(s.user[i]));
+        if (eq) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
+    auto& conn = ctx.conn;
+    auto& s = *ctx.session;
+    auto req = TreeConnectRequest::parse(ctx.msg);
+    if (!req) co_return req.status();
+
+    // 3.1.1: a tree connect of a real user that is neither signed nor encrypted means someone
+    // stripped the signature: disconnect (3.3.5.7 step 1).
+    if (conn.state.dialect == Dialect::Smb311 && !s.is_anonymous && !s.is_guest &&
+        !ctx.header.is_signed()) {
+        log_info("conn ", conn.id, " ", conn.transport->peer(),
+                 ": unsigned 3.1.1 TREE_CONNECT, disconnecting");
+        ctx.suppress_response = true;
+        ctx.disconnect_after = true;
+        co_return NtStatus::AccessDenied;
+    }
+
+    auto names = req->split_path();
+    if (!names) co_return names.status();
+    auto share = conn.server.find_share(names->share);
+    if (!share) {
+        log_debug("conn ", conn.id, ": no share named ", names->share);
+        co_return NtStatus::BadNetworkName;
+    }
+    if (!share->is_ipc && !user_allowed(share->config, s)) {
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": user ", s.user,
+                 " not in valid users of [", share->config.name, "]");
+        co_return NtStatus::AccessDenied;
+    }
+
+    auto tree = std::make_shared<TreeConnect>();
+    tree->share = share;
+    tree->read_only = share->is_ipc ? false : share->config.read_only;
+    // MaximalAccess (2.2.10): what the share lets this user do; file ACLs narrow it later.
+    tree->maximal_access = tree->read_only
+                               ? (access_mask::kFileGenericRead | access_mask::kFileGenericExecute)
+                               : access_mask::kFileAllAccess;
+    {
+        std::lock_guard lk(s.mu);
+        do {
+            tree->id = s.next_tree_id++;
+        } while (tree->id == 0 || tree->id == kInvalidTreeId || s.trees.count(tree->id));
+        s.trees[tree->id] = tree;
+    }
+    ctx.response_tree_id = tree->id;
+
+    TreeConnectResponse resp;
+    if (share->is_ipc) {
+        resp.share_type = share_type::kPipe;
+        resp.share_flags = share_flags::kNoCaching;
+    } else {
+        resp.share_type = share_type::kDisk;
+        resp.share_flags = share_flags::kManualCaching;
+    }
+    resp.capabilities = 0;
+    resp.maximal_access = tree->maximal_access;
+    resp.serialize(ctx.body());
+    log_debug("conn ", conn.id, ": tree ", tree->id, " -> [", share->config.name, "]");
+    co_return NtStatus::Success;
+}
+
+}  // namespace daxsmbd::server::handlers

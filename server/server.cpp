@@ -1,0 +1,234 @@
+#include "server/server.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <random>
+
+#include "server/connection.h"
+#include "server/log.h"
+#include "server/vfs/share_root.h"
+
+namespace daxsmbd::server {
+
+static uint64_t now_filetime() {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return uint64_t(ts.tv_sec) * 10000000ull + uint64_t(ts.tv_nsec) / 100 + 116444736000000000ull;
+}
+
+Server::Server(Config config) : config_(std::move(config)) {
+    limits_.max_message_size = config_.global.max_io_size + (1u << 20);
+    std::random_device rd;
+    for (auto& b : guid_)
+        b = std::byte(rd());
+    start_time_ = now_filetime();
+}
+
+Server::~Server() {
+    stop();
+    for (auto& t : threads_)
+        if (t.joinable()) t.join();
+    pool_.join();
+}
+
+std::string Server::netbios_name() const {
+    if (!config_.global.netbios_name.empty()) return config_.global.netbios_name;
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    std::string n(host);
+    if (auto dot = n.find('.'); dot != std::string::npos) n.resize(dot);
+    for (auto& c : n)
+        c = char(toupper(uint8_t(c)));
+    if (n.size() > 15) n.resize(15);
+    return n.empty() ? "DAXSMBD" : n;
+}
+
+static bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (tolower(uint8_t(a[i])) != tolower(uint8_t(b[i]))) return false;
+    return true;
+}
+
+std::shared_ptr<Share> Server::find_share(std::string_view name) const {
+    for (auto& s : shares_)
+        if (iequals(s->config.name, name)) return s;
+    return nullptr;
+}
+
+std::vector<std::shared_ptr<Share>> Server::shares() const {
+    return shares_;
+}
+
+void Server::reload_users_if_changed() {
+    struct stat st;
+    int64_t mtime = -2;
+    if (::stat(config_.global.user_database.c_str(), &st) == 0)
+        mtime = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    if (mtime == users_mtime_ns_ && users_) return;
+    std::string err;
+    auto db = auth::UserDatabase::load(config_.global.user_database, &err);
+    if (!db) {
+        log_error("user database ", config_.global.user_database, ": ", err);
+        if (!users_) users_.reset();
+        return;
+    }
+    users_ = std::move(db);
+    users_mtime_ns_ = mtime;
+}
+
+std::optional<auth::UserRecord> Server::find_user(std::string_view name) {
+    std::lock_guard lk(users_mu_);
+    reload_users_if_changed();
+    if (!users_) return std::nullopt;
+    auto* r = users_->find(name);
+    if (!r) return std::nullopt;
+    return *r;
+}
+
+bool Server::start(std::string* error) {
+    g_log_level = int(config_.global.log_level);
+    {
+        std::lock_guard lk(users_mu_);
+        reload_users_if_changed();
+        if (!users_) {
+            *error = "cannot load user database " + config_.global.user_database;
+            return false;
+        }
+    }
+    auto ipc = std::make_shared<Share>();
+    ipc->config.name = "IPC$";
+    ipc->config.comment = "IPC Service (" + config_.global.server_string + ")";
+    ipc->config.browseable = false;
+    ipc->is_ipc = true;
+    shares_.push_back(ipc);
+    for (auto& sc : config_.shares) {
+        auto s = std::make_shared<Share>();
+        s->config = sc;
+        auto root = vfs::ShareRoot::open(sc.path, sc.case_sensitive);
+        if (!root) {
+            *error = "share [" + sc.name + "]: cannot open path " + sc.path + ": " +
+                     std::string(status_name(root.status()));
+            return false;
+        }
+        s->root = std::make_shared<vfs::ShareRoot>(std::move(*root));
+        shares_.push_back(std::move(s));
+    }
+
+    unsigned n = config_.global.worker_threads ? config_.global.worker_threads
+                                               : std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned i = 0; i < n; ++i)
+        loops_.push_back(std::make_unique<asio::io_context>(1));
+
+    std::vector<std::string> addrs = config_.global.interfaces;
+    if (addrs.empty()) addrs = {"0.0.0.0", "::"};
+    for (auto port : config_.global.smb_ports) {
+        for (auto& a : addrs) {
+            boost::system::error_code ec;
+            auto addr = asio::ip::make_address(a, ec);
+            if (ec) {
+                *error = "interfaces: not an IP address: " + a;
+                return false;
+            }
+            auto acc = std::make_unique<asio::ip::tcp::acceptor>(*loops_[0]);
+            asio::ip::tcp::endpoint ep(addr, port);
+            acc->open(ep.protocol(), ec);
+            if (!ec) acc->set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+            if (!ec && addr.is_v6()) acc->set_option(asio::ip::v6_only(true), ec);
+            if (!ec) acc->bind(ep, ec);
+            if (!ec) acc->listen(asio::socket_base::max_listen_connections, ec);
+            if (ec) {
+                // An IPv6 wildcard on a host without IPv6 is not fatal when IPv4 is bound.
+                if (addr.is_v6() && config_.global.interfaces.empty()) continue;
+                *error =
+                    "cannot listen on " + a + " port " + std::to_string(port) + ": " + ec.message();
+                return false;
+            }
+            if (!bound_port_) bound_port_ = acc->local_endpoint().port();
+            log_info("listening on ", a, " port ", acc->local_endpoint().port());
+            acceptors_.push_back(std::move(acc));
+        }
+    }
+    for (size_t i = 0; i < acceptors_.size(); ++i)
+        accept_next(i);
+    return true;
+}
+
+void Server::accept_next(size_t li) {
+    auto& acc = *acceptors_[li];
+    size_t loop = next_loop_++ % loops_.size();
+    acc.async_accept(*loops_[loop], [this, li, loop](boost::system::error_code ec,
+                                                     asio::ip::tcp::socket sock) {
+        if (ec == asio::error::operation_aborted) return;
+        if (!ec) {
+            boost::system::error_code ec2;
+            auto ep = sock.remote_endpoint(ec2);
+            std::string addr = ec2 ? "?" : ep.address().to_string();
+            bool refuse = false;
+            {
+                std::lock_guard lk(conn_mu_);
+                if (connections_ >= limits_.max_connections ||
+                    connections_per_address_[addr] >= limits_.max_connections_per_address) {
+                    refuse = true;
+                } else {
+                    ++connections_;
+                    ++connections_per_address_[addr];
+                }
+            }
+            if (refuse) {
+                log_info("refusing connection from ", addr, ": connection limit reached");
+                sock.close(ec2);
+            } else {
+                auto t = std::make_unique<TcpTransport>(std::move(sock), limits_.max_message_size);
+                auto conn = std::make_shared<Connection>(*this, loops_[loop]->get_executor(),
+                                                         std::move(t), next_connection_id_++);
+                log_debug("conn ", conn->id, " ", conn->transport->peer(), ": accepted");
+                asio::co_spawn(loops_[loop]->get_executor(), conn->run(),
+                               [conn](std::exception_ptr e) {
+                                   if (e) {
+                                       try {
+                                           std::rethrow_exception(e);
+                                       } catch (const std::exception& x) {
+                                           log_error("conn ", conn->id, ": ", x.what());
+                                       }
+                                   }
+                                   conn->close("connection ended");
+                               });
+            }
+        } else {
+            log_error("accept: ", ec.message());
+        }
+        accept_next(li);
+    });
+}
+
+void Server::connection_closed(Connection& c) {
+    std::lock_guard lk(conn_mu_);
+    if (connections_) --connections_;
+    auto it = connections_per_address_.find(c.transport->peer_address());
+    if (it != connections_per_address_.end() && it->second && --it->second == 0)
+        connections_per_address_.erase(it);
+}
+
+void Server::run() {
+    for (size_t i = 1; i < loops_.size(); ++i) {
+        threads_.emplace_back([this, i] {
+            auto guard = asio::make_work_guard(*loops_[i]);
+            loops_[i]->run();
+        });
+    }
+    auto guard = asio::make_work_guard(*loops_[0]);
+    loops_[0]->run();
+    for (auto& t : threads_)
+        if (t.joinable()) t.join();
+}
+
+void Server::stop() {
+    for (auto& l : loops_)
+        l->stop();
+}
+
+}  // namespace daxsmbd::server

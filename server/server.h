@@ -1,0 +1,99 @@
+// The daemon: configuration, shares, users, event loops and listeners, and the tables shared by
+// all connections (sessions, opens).
+//
+// Threads: one Boost.Asio io_context per event loop ("worker threads", default one per core),
+// each run by one thread; connections are assigned round-robin at accept and stay on their
+// loop. A small blocking pool runs the metadata system calls a loop must not wait for.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "auth/userdb.h"
+#include "protocol/header.h"
+#include "server/config.h"
+#include "server/state/open.h"
+#include "server/state/session.h"
+#include "server/state/share.h"
+
+namespace daxsmbd::server {
+
+namespace asio = boost::asio;
+class Connection;
+
+// Abuse limits (architecture.md "Limits on everything a client can make the server hold").
+struct Limits {
+    size_t max_message_size = (8u << 20) + (1u << 20);  // 8 MiB payload + headers
+    size_t max_compound_elements = 64;
+    size_t max_connections = 4096;
+    size_t max_connections_per_address = 1024;
+};
+
+class Server {
+  public:
+    explicit Server(Config config);
+    ~Server();
+
+    // Opens the shares and binds the listeners; fails with a message.
+    bool start(std::string* error);
+    // Runs the event loops on their threads and blocks until stop().
+    void run();
+    void stop();
+    // Port actually bound for the first listener (tests bind port 0).
+    uint16_t bound_port() const { return bound_port_; }
+
+    const Config& config() const { return config_; }
+    const Limits& limits() const { return limits_; }
+    const protocol::Guid& guid() const { return guid_; }
+    uint64_t start_time() const { return start_time_; }  // FILETIME
+    std::string netbios_name() const;
+
+    std::shared_ptr<Share> find_share(std::string_view name) const;  // case-insensitive
+    std::vector<std::shared_ptr<Share>> shares() const;
+
+    // Current user record (the database is re-read when its file changes, so
+    // daxsmbd-admin changes apply without a restart).
+    std::optional<auth::UserRecord> find_user(std::string_view name);
+
+    SessionTable sessions;
+    OpenTable opens;
+    asio::thread_pool& pool() { return pool_; }
+
+    void connection_closed(Connection& c);
+
+  private:
+    void accept_next(size_t listener);
+    void reload_users_if_changed();
+
+    Config config_;
+    Limits limits_;
+    protocol::Guid guid_{};
+    uint64_t start_time_ = 0;
+    std::vector<std::shared_ptr<Share>> shares_;
+
+    std::vector<std::unique_ptr<asio::io_context>> loops_;
+    std::vector<std::thread> threads_;
+    std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
+    std::atomic<size_t> next_loop_{0};
+    std::atomic<uint64_t> next_connection_id_{1};
+    asio::thread_pool pool_{4};
+    uint16_t bound_port_ = 0;
+
+    std::mutex conn_mu_;
+    std::map<std::string, size_t> connections_per_address_;
+    size_t connections_ = 0;
+
+    std::mutex users_mu_;
+    std::optional<auth::UserDatabase> users_;
+    int64_t users_mtime_ns_ = -1;
+};
+
+}  // namespace daxsmbd::server

@@ -1,0 +1,73 @@
+// Open files, directories and pipes (MS-SMB2 3.3.1.10 Open).
+//
+// Ownership: the global OpenTable owns every Open (shared_ptr) keyed by its volatile FileId;
+// handlers hold a shared_ptr for the duration of a request, so a CLOSE or a connection teardown
+// racing with a READ never frees what the READ uses. An Open is used from the event loop of the
+// connection that created it and from blocking-pool jobs that loop awaits; `mu` guards the
+// mutable fields a pool job touches.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/header.h"
+#include "server/state/session.h"
+
+namespace daxsmbd::server {
+
+namespace vfs {
+class DirectoryCursor;
+}
+namespace rpcpipe {
+class PipeEndpoint;
+}
+
+struct Open {
+    protocol::FileId id;
+    uint64_t session_id = 0;
+    uint32_t tree_id = 0;
+    std::shared_ptr<TreeConnect> tree;
+    uint64_t connection_id = 0;
+
+    std::string path;  // share-relative on-disk path ("" = share root), '/' separated
+    int fd = -1;       // owned; closed by the destructor
+    bool is_directory = false;
+    uint64_t file_id = 0;  // on-disk id (inode)
+    uint64_t device = 0;
+    uint32_t granted_access = 0;
+    uint32_t share_access = 0;
+    uint32_t create_options = 0;
+    uint8_t oplock_level = 0;
+    bool delete_on_close = false;
+    uint64_t position = 0;  // FilePositionInformation
+
+    std::mutex mu;
+    std::unique_ptr<vfs::DirectoryCursor> dir;    // QUERY_DIRECTORY state
+    std::unique_ptr<rpcpipe::PipeEndpoint> pipe;  // named pipe on IPC$
+    std::function<void()> on_close;               // hooks (notify watches, locks, ...)
+
+    ~Open();
+};
+
+class OpenTable {
+  public:
+    // Registers an open and assigns its FileId (volatile = unique, persistent = same value).
+    void insert(const std::shared_ptr<Open>& open);
+    std::shared_ptr<Open> find(uint64_t volatile_id);
+    std::shared_ptr<Open> remove(uint64_t volatile_id);
+    // All opens matching a predicate (teardown of a tree, session or connection).
+    std::vector<std::shared_ptr<Open>> remove_if(const std::function<bool(const Open&)>& pred);
+    size_t size();
+
+  private:
+    std::mutex mu_;
+    std::unordered_map<uint64_t, std::shared_ptr<Open>> opens_;
+    uint64_t next_ = 1;
+};
+
+}  // namespace daxsmbd::server

@@ -1,0 +1,105 @@
+#include "server/transport.h"
+
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <vector>
+
+namespace daxsmbd::server {
+
+asio::awaitable<Status> Transport::rdma_read(std::span<const RdmaDescriptor>,
+                                             std::span<std::byte>) {
+    co_return Error(NtStatus::NotSupported);
+}
+asio::awaitable<Status> Transport::rdma_write(std::span<const RdmaDescriptor>,
+                                              std::span<const std::byte>) {
+    co_return Error(NtStatus::NotSupported);
+}
+
+asio::awaitable<void> AsyncMutex::lock() {
+    if (!locked_) {
+        locked_ = true;
+        co_return;
+    }
+    auto t = std::make_shared<asio::steady_timer>(ex_, asio::steady_timer::time_point::max());
+    waiters_.push_back(t);
+    boost::system::error_code ec;
+    co_await t->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    // Woken by unlock(): ownership was handed over, locked_ stays true.
+}
+
+void AsyncMutex::unlock() {
+    if (waiters_.empty()) {
+        locked_ = false;
+        return;
+    }
+    auto t = std::move(waiters_.front());
+    waiters_.pop_front();
+    t->cancel();
+}
+
+TcpTransport::TcpTransport(asio::ip::tcp::socket socket, size_t max_message_size)
+    : socket_(std::move(socket)),
+      max_message_size_(max_message_size),
+      send_mutex_(socket_.get_executor()) {
+    boost::system::error_code ec;
+    auto ep = socket_.remote_endpoint(ec);
+    if (!ec) {
+        peer_address_ = ep.address().to_string();
+        peer_ = peer_address_ + ":" + std::to_string(ep.port());
+    } else {
+        peer_ = peer_address_ = "?";
+    }
+    socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+}
+
+asio::awaitable<Result<PoolBuffer>> TcpTransport::receive() {
+    for (;;) {
+        std::array<uint8_t, 4> hdr;
+        boost::system::error_code ec;
+        co_await asio::async_read(socket_, asio::buffer(hdr),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) co_return Error(NtStatus::ConnectionDisconnected);
+        // MS-SMB2 2.1: Direct TCP framing, byte 0 zero, 24-bit big-endian length. NetBIOS
+        // session keepalives (type 0x85, length 0) may still arrive from old stacks: skip them.
+        size_t len = (size_t(hdr[1]) << 16) | (size_t(hdr[2]) << 8) | hdr[3];
+        if (hdr[0] == 0x85 && len == 0) continue;
+        if (hdr[0] != 0) co_return Error(NtStatus::InvalidParameter);
+        if (len > max_message_size_) co_return Error(NtStatus::BufferOverflow);
+        if (len < 4) co_return Error(NtStatus::InvalidParameter);
+        auto buf = BufferPool::global().acquire(len);
+        co_await asio::async_read(socket_, asio::buffer(buf.data(), len),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) co_return Error(NtStatus::ConnectionDisconnected);
+        buf.set_size(len);
+        co_return buf;
+    }
+}
+
+asio::awaitable<Status> TcpTransport::send(std::span<const protocol::Bytes> fragments) {
+    size_t total = 0;
+    for (auto& f : fragments)
+        total += f.size();
+    if (total > 0xFFFFFF) co_return Error(NtStatus::InvalidParameter);
+    std::array<uint8_t, 4> hdr{0, uint8_t(total >> 16), uint8_t(total >> 8), uint8_t(total)};
+    std::vector<asio::const_buffer> bufs;
+    bufs.reserve(fragments.size() + 1);
+    bufs.emplace_back(hdr.data(), hdr.size());
+    for (auto& f : fragments)
+        bufs.emplace_back(f.data(), f.size());
+    co_await send_mutex_.lock();
+    boost::system::error_code ec;
+    co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
+    send_mutex_.unlock();
+    if (ec) co_return Error(NtStatus::ConnectionDisconnected);
+    co_return Status{};
+}
+
+void TcpTransport::close() {
+    boost::system::error_code ec;
+    socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+}
+
+}  // namespace daxsmbd::server
