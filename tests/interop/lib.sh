@@ -1,0 +1,344 @@
+# shellcheck shell=bash disable=SC2034  # variables here are read by the scripts sourcing it
+# Helpers for the interop tests: a private daxsmbd on a free loopback port with its own
+# configuration, user database and share directories in a temp dir, stopped by its PID on exit.
+#
+#   . "$(dirname "$0")/lib.sh"
+#   interop_setup            # temp dir, config, user alice/pw, server started, EXIT trap set
+#   expect_ok   "what" CMD...          # CMD exits 0 and prints no NT_STATUS_ error
+#   expect_fail "what" REGEX CMD...    # CMD's output matches REGEX (or, REGEX empty: CMD fails)
+#   expect_match "what" REGEX CMD...   # CMD exits 0 and its output matches REGEX
+#   check "what" CMD...                # a local condition (test, cmp, grep) holds
+#   smb SHARE [smbclient args...]      # smbclient //127.0.0.1/SHARE as alice on our port
+#   finish                   # prints "NAME: N passed, M failed" and exits 1 on any failure
+# The checks return 0 even when they fail (so `set -e` scripts go on to the next check); they set
+# LAST_OK=1/0 and OUT (the command's output) for a caller that wants to branch or look further.
+#
+# Environment:
+#   DAXSMBD_BUILD   build directory with daxsmbd and daxsmbd-admin (default: <repo>/build)
+#   INTEROP_SERVER  daxsmbd (default) | samba: run the same tests against a private Samba smbd
+#                   with the same shares, to check a test script itself
+#   KEEP=1          keep the temp dir; LOG_LEVEL: daxsmbd's "log level" (default 1)
+# Variables set by interop_setup: PORT TESTDIR CONF LOG DATA_DIR RO_DIR SERVER_PID.
+
+INTEROP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DAXSMBD_BUILD=${DAXSMBD_BUILD:-$INTEROP_ROOT/build}
+DAXSMBD=$DAXSMBD_BUILD/daxsmbd
+DAXSMBD_ADMIN=$DAXSMBD_BUILD/daxsmbd-admin
+INTEROP_SERVER=${INTEROP_SERVER:-daxsmbd}
+SHARED_DIR=${DAXSMBD_SHARED:-$(cd "$INTEROP_ROOT/.." && pwd)/shared}
+TEST_NAME=${TEST_NAME:-$(basename "$0" .sh)}
+SMB_USER=alice
+SMB_PASS=pw
+PASSES=0
+FAILS=0
+SERVER_PID=
+TESTDIR=
+LOG=
+PORT=
+
+log() { printf '[%s] %s\n' "$TEST_NAME" "$*" >&2; }
+die() {
+    log "ERROR: $*"
+    exit 1
+}
+
+# A TCP port on 127.0.0.1 that nothing listens on now (the kernel picks it; it is released
+# before the server binds it, which is racy only against other tests picking ports the same way).
+free_port() {
+    local p
+    for _ in 1 2 3 4 5; do
+        p=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        # Stay clear of 445 and of the Samba peer's default port.
+        [ "$p" != 445 ] && [ "$p" != 4450 ] && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+port_listening() { ss -ltnH "sport = :$1" 2>/dev/null | grep -q .; }
+
+# ---------------------------------------------------------------- checks
+# last command's output, for further checks by the caller
+OUT=
+
+_run_capture() {
+    local rc=0
+    OUT=$("$@" 2>&1) || rc=$?
+    return "$rc"
+}
+
+LAST_OK=0
+
+_pass() {
+    LAST_OK=1
+    PASSES=$((PASSES + 1))
+    printf 'ok     %s\n' "$1"
+}
+
+_fail() {
+    LAST_OK=0
+    FAILS=$((FAILS + 1))
+    printf 'FAIL   %s\n' "$1"
+    if [ -n "${2:-}" ]; then printf '%s\n' "$2" | tail -n 15 | sed 's/^/       | /'; fi
+}
+
+# expect_ok WHAT CMD...: CMD exits 0 and its output has no NT_STATUS_ error (smbclient reports
+# a failed command that way, sometimes with exit code 0).
+expect_ok() {
+    local what=$1 rc=0
+    shift
+    _run_capture "$@" || rc=$?
+    if [ "$rc" -eq 0 ] && ! grep -q 'NT_STATUS_' <<<"$OUT"; then
+        _pass "$what"
+        return 0
+    fi
+    _fail "$what (exit $rc)" "$OUT"
+    return 0
+}
+
+# expect_fail WHAT REGEX CMD...: CMD's output matches the extended REGEX; with an empty REGEX,
+# CMD must exit non-zero.
+expect_fail() {
+    local what=$1 re=$2 rc=0
+    shift 2
+    _run_capture "$@" || rc=$?
+    if [ -n "$re" ]; then
+        if grep -Eq -- "$re" <<<"$OUT"; then
+            _pass "$what"
+            return 0
+        fi
+        _fail "$what (wanted /$re/, exit $rc)" "$OUT"
+        return 0
+    fi
+    if [ "$rc" -ne 0 ]; then
+        _pass "$what"
+        return 0
+    fi
+    _fail "$what (exit 0, a failure was expected)" "$OUT"
+    return 0
+}
+
+# expect_match WHAT REGEX CMD...: CMD exits 0 and its output matches the extended REGEX (for
+# debug output, where NT_STATUS_ strings appear in normal operation).
+expect_match() {
+    local what=$1 re=$2 rc=0
+    shift 2
+    _run_capture "$@" || rc=$?
+    if [ "$rc" -eq 0 ] && grep -Eq -- "$re" <<<"$OUT"; then
+        _pass "$what"
+        return 0
+    fi
+    _fail "$what (wanted exit 0 and /$re/, exit $rc)" "$OUT"
+    return 0
+}
+
+# check WHAT CMD...: a plain local condition (test, cmp, grep...).
+check() {
+    local what=$1
+    shift
+    if "$@" >/dev/null 2>&1; then
+        _pass "$what"
+        return 0
+    fi
+    _fail "$what"
+    return 0
+}
+
+finish() {
+    if [ -n "$SERVER_PID" ] && ! server_alive; then _fail "server still running at the end"; fi
+    printf '%s: %d passed, %d failed\n' "$TEST_NAME" "$PASSES" "$FAILS"
+    [ "$FAILS" -eq 0 ] || exit 1
+    exit 0
+}
+
+# ---------------------------------------------------------------- smbclient
+# A client configuration of our own, so that /etc/samba/smb.conf cannot change the tests.
+smb() {
+    local share=$1
+    shift
+    timeout -k 5 300 smbclient --configfile="$TESTDIR/client.conf" "//127.0.0.1/$share" \
+        -p "$PORT" -U "$SMB_USER%$SMB_PASS" "$@"
+}
+
+# ---------------------------------------------------------------- server
+server_alive() { [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; }
+
+write_daxsmbd_conf() {
+    cat >"$CONF" <<EOF
+# written by tests/interop/lib.sh
+[global]
+    smb ports = $PORT
+    interfaces = 127.0.0.1
+    user database = $TESTDIR/users.db
+    server signing = auto
+    log level = ${LOG_LEVEL:-1}
+
+[data]
+    path = $DATA_DIR
+    read only = no
+    comment = interop test share
+
+[ro]
+    path = $RO_DIR
+    read only = yes
+
+[hidden]
+    path = $DATA_DIR
+    read only = no
+    browseable = no
+EOF
+}
+
+write_samba_conf() {
+    local s=$TESTDIR/samba
+    mkdir -p "$s"/{private,lock,state,cache,pid,ncalrpc}
+    cat >"$CONF" <<EOF
+[global]
+    server role = standalone server
+    interfaces = 127.0.0.1
+    bind interfaces only = yes
+    smb ports = $PORT
+    disable netbios = yes
+    server min protocol = SMB2_02
+    private dir = $s/private
+    lock directory = $s/lock
+    state directory = $s/state
+    cache directory = $s/cache
+    pid directory = $s/pid
+    ncalrpc dir = $s/ncalrpc
+    log file = $s/log.%m
+    log level = ${LOG_LEVEL:-1}
+    passdb backend = tdbsam:$s/private/passdb.tdb
+    load printers = no
+    printing = bsd
+    printcap name = /dev/null
+    disable spoolss = yes
+    map to guest = never
+[data]
+    path = $DATA_DIR
+    read only = no
+    comment = interop test share
+[ro]
+    path = $RO_DIR
+    read only = yes
+[hidden]
+    path = $DATA_DIR
+    read only = no
+    browseable = no
+EOF
+}
+
+add_user() { # NAME PASSWORD
+    if [ "$INTEROP_SERVER" = samba ]; then
+        id "$1" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$1"
+        printf '%s\n%s\n' "$2" "$2" | smbpasswd -c "$CONF" -a -s "$1" >/dev/null
+    else
+        printf '%s\n' "$2" | "$DAXSMBD_ADMIN" -s "$CONF" user add "$1"
+    fi
+}
+
+start_server() {
+    : >"$LOG"
+    if [ "$INTEROP_SERVER" = samba ]; then
+        smbd -s "$CONF" --foreground --no-process-group --debug-stdout </dev/null >>"$LOG" 2>&1 &
+    else
+        "$DAXSMBD" -s "$CONF" -F </dev/null >>"$LOG" 2>&1 &
+    fi
+    SERVER_PID=$!
+    local deadline=$((SECONDS + 20))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        if port_listening "$PORT"; then
+            log "$INTEROP_SERVER started, pid $SERVER_PID, 127.0.0.1:$PORT"
+            return 0
+        fi
+        if ! server_alive; then
+            local rc=0
+            wait "$SERVER_PID" || rc=$?
+            SERVER_PID=
+            log "server exited with status $rc before listening on $PORT; its log:"
+            sed 's/^/  | /' "$LOG" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+    log "server did not listen on $PORT within 20 s; its log:"
+    sed 's/^/  | /' "$LOG" >&2
+    return 1
+}
+
+# Stops the server we started (by PID only). Returns 1 if it had died on its own before.
+stop_server() {
+    [ -n "$SERVER_PID" ] || return 0
+    local pid=$SERVER_PID rc=0 kids=
+    SERVER_PID=
+    if ! kill -0 "$pid" 2>/dev/null; then
+        wait "$pid" 2>/dev/null || rc=$?
+        log "server pid $pid had exited by itself (status $rc)"
+        return 1
+    fi
+    # Samba forks one smbd per connection: remember our smbd's children (by parent PID only).
+    [ "$INTEROP_SERVER" = samba ] && kids=$(pgrep -P "$pid" 2>/dev/null || true)
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        log "server pid $pid ignored SIGTERM for 10 s; killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+    for c in $kids; do
+        if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = smbd ]; then kill -KILL "$c" 2>/dev/null || true; fi
+    done
+    return 0
+}
+
+restart_server() {
+    stop_server || true
+    start_server
+}
+
+_interop_cleanup() {
+    local rc=$?
+    local died=0
+    stop_server || died=1
+    if [ "$rc" -ne 0 ] || [ "$FAILS" -ne 0 ] || [ "$died" -ne 0 ]; then
+        if [ -n "$LOG" ] && [ -s "$LOG" ]; then
+            log "server log ($LOG), last 200 lines:"
+            tail -n 200 "$LOG" | sed 's/^/  | /' >&2
+        fi
+        [ "$died" -eq 0 ] || log "FAIL: the server had died during the test"
+    fi
+    if [ -n "$TESTDIR" ] && [ "${KEEP:-0}" != 1 ]; then
+        rm -rf "$TESTDIR"
+    elif [ -n "$TESTDIR" ]; then
+        log "kept $TESTDIR"
+    fi
+    if [ "$died" -ne 0 ] && [ "$rc" -eq 0 ]; then exit 1; fi
+    exit "$rc"
+}
+
+# interop_setup: everything a test needs; the EXIT trap stops the server and cleans up.
+interop_setup() {
+    command -v smbclient >/dev/null || die "smbclient is not installed (run .ci/install-deps.sh)"
+    if [ "$INTEROP_SERVER" = daxsmbd ]; then
+        [ -x "$DAXSMBD" ] || die "$DAXSMBD not built"
+        [ -x "$DAXSMBD_ADMIN" ] || die "$DAXSMBD_ADMIN not built"
+    fi
+    TESTDIR=$(mktemp -d /tmp/daxsmbd-interop.XXXXXX)
+    trap _interop_cleanup EXIT
+    # The server may create files as alice's uid: every directory it walks must be reachable.
+    chmod 755 "$TESTDIR"
+    DATA_DIR=$TESTDIR/data
+    RO_DIR=$TESTDIR/ro
+    mkdir -p "$DATA_DIR" "$RO_DIR"
+    chmod 1777 "$DATA_DIR"
+    echo "read-only share content" >"$RO_DIR/readme.txt"
+    CONF=$TESTDIR/server.conf
+    LOG=$TESTDIR/server.log
+    printf '[global]\n    client min protocol = SMB2_02\n' >"$TESTDIR/client.conf"
+    PORT=$(free_port) || die "no free port"
+    if [ "$INTEROP_SERVER" = samba ]; then write_samba_conf; else write_daxsmbd_conf; fi
+    add_user "$SMB_USER" "$SMB_PASS" || die "cannot add user $SMB_USER"
+    start_server || die "cannot start $INTEROP_SERVER"
+}
