@@ -7,7 +7,7 @@
 #   expect_ok   "what" CMD...          # CMD exits 0 and prints no NT_STATUS_ error
 #   expect_fail "what" REGEX CMD...    # CMD's output matches REGEX (or, REGEX empty: CMD fails)
 #   expect_match "what" REGEX CMD...   # CMD exits 0 and its output matches REGEX
-#   check "what" CMD...                # a local condition (test, cmp, grep) holds
+#   check "what" CMD...                # a local condition (test, cmp, lacks, file_lacks) holds
 #   smb SHARE [smbclient args...]      # smbclient //127.0.0.1/SHARE as alice on our port
 #   finish                   # prints "NAME: N passed, M failed" and exits 1 on any failure
 # The checks return 0 even when they fail (so `set -e` scripts go on to the next check); they set
@@ -143,6 +143,10 @@ check() {
     return 0
 }
 
+# For `check`: a text or a file without a match of an extended regular expression.
+lacks() { ! grep -Eq -- "$1" <<<"$2"; }           # lacks REGEX TEXT
+file_lacks() { ! grep -Eq -- "$1" "$2" 2>/dev/null; } # file_lacks REGEX FILE (missing file: true)
+
 finish() {
     if [ -n "$SERVER_PID" ] && ! server_alive; then _fail "server still running at the end"; fi
     printf '%s: %d passed, %d failed\n' "$TEST_NAME" "$PASSES" "$FAILS"
@@ -239,7 +243,10 @@ add_user() { # NAME PASSWORD
 start_server() {
     : >"$LOG"
     if [ "$INTEROP_SERVER" = samba ]; then
-        smbd -s "$CONF" --foreground --no-process-group --debug-stdout </dev/null >>"$LOG" 2>&1 &
+        # Its own session: on shutdown smbd signals its whole process group, which would
+        # otherwise be ours. (setsid execs without forking here: a background job of a script
+        # is no group leader, so $! is smbd's PID.)
+        setsid smbd -s "$CONF" --foreground --no-process-group --debug-stdout </dev/null >>"$LOG" 2>&1 &
     else
         "$DAXSMBD" -s "$CONF" -F </dev/null >>"$LOG" 2>&1 &
     fi

@@ -27,8 +27,6 @@ mkdir -p "$WORK"
 head -c 64M /dev/urandom >"$WORK/big.bin"
 echo "small file $$" >"$WORK/small.txt"
 sum() { sha256sum "$1" | cut -d' ' -f1; }
-# shellcheck disable=SC2317  # called through check
-lacks() { ! grep -Eq -- "$1" <<<"$2"; }  # lacks REGEX TEXT
 
 echo "== share listing"
 expect_ok "smbclient -L lists shares" \
