@@ -26,20 +26,20 @@ struct UserRecord {
 };
 
 class UserDatabase {
-public:
+  public:
     // Missing file = empty database. A malformed file or one readable by group/other is refused
     // with a message in `error`.
     static std::optional<UserDatabase> load(const std::string& path, std::string* error);
 
     const UserRecord* find(std::string_view name) const;  // case-insensitive
     std::vector<std::string> names() const;
-    void set(UserRecord rec);                  // add or replace
+    void set(UserRecord rec);  // add or replace
     bool remove(std::string_view name);
     // Writes the file atomically with mode 0600; false and `error` set on failure.
     bool save(std::string* error) const;
     const std::string& path() const { return path_; }
 
-private:
+  private:
     std::string path_;
     std::map<std::string, UserRecord> users_;  // key: lower-cased name
 };
