@@ -515,6 +515,18 @@ ByteVector PipeSession::read(size_t max) {
     return result;
 }
 
+PipeSession::ReadResult PipeSession::read_message(size_t max) {
+    ReadResult r;
+    r.overflow = pending_size() > max;
+    r.data = read(max);
+    return r;
+}
+
+Result<PipeSession::ReadResult> PipeSession::transceive(Bytes in, size_t max_out) {
+    DAX_CHECK(write(in));
+    return read_message(max_out);
+}
+
 size_t PipeSession::pending_size() const {
     return out_.empty() ? 0 : out_.front().size() - out_front_offset_;
 }

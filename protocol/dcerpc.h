@@ -406,6 +406,17 @@ class PipeSession {
     Status write(Bytes data);
     ByteVector read(size_t max);
     size_t pending_size() const;
+
+    // read() that also says whether the message continues past `max`, i.e. whether the SMB2
+    // READ / IOCTL answers STATUS_BUFFER_OVERFLOW (MS-SMB2 3.3.5.12, 3.3.5.15.8).
+    struct ReadResult {
+        ByteVector data;
+        bool overflow = false;
+    };
+    ReadResult read_message(size_t max);
+    // FSCTL_PIPE_TRANSCEIVE: write `in`, then read_message(max_out). A reply of several
+    // fragments is several messages: the first comes back here, the client READs the rest.
+    Result<ReadResult> transceive(Bytes in, size_t max_out);
     size_t pending_messages() const { return out_.size(); }
     bool broken() const { return broken_; }
     bool bound() const { return bound_; }

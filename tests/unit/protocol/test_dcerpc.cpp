@@ -666,3 +666,25 @@ TEST(DceRpc, Auth3AndCancelAreIgnored) {
     EXPECT_EQ(s.pending_size(), 0u);
     EXPECT_FALSE(s.broken());
 }
+
+TEST(DceRpc, TransceiveReturnsTheFirstMessageAndFlagsOverflow) {
+    auto s = make_session();
+    bind_ok(s);
+    auto r = s.transceive(request(2, 2, hex("64000000")), 1024);  // 124-byte reply
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->overflow);
+    EXPECT_EQ(r->data.size(), 124u);
+    r = s.transceive(request(3, 2, hex("64000000")), 100);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->overflow);  // STATUS_BUFFER_OVERFLOW, 24 bytes left for a READ
+    EXPECT_EQ(r->data.size(), 100u);
+    auto rest = s.read_message(1024);
+    EXPECT_FALSE(rest.overflow);
+    EXPECT_EQ(rest.data.size(), 24u);
+    // Several fragments: one per call, no overflow for any that fits.
+    r = s.transceive(request(4, 2, hex("10270000")), 4280);
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->overflow);
+    EXPECT_EQ(r->data.size(), 4280u);
+    EXPECT_EQ(s.pending_messages(), 2u);
+}
