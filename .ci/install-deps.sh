@@ -12,7 +12,7 @@
 set -euo pipefail
 
 BUILD_PKGS=(
-    build-essential cmake ninja-build pkg-config g++-12
+    build-essential cmake ninja-build pkg-config g++-12 ccache
     clang-14 lld-14 libclang-rt-14-dev clang-format-14 # clang build, libFuzzer, sanitizers
     libssl-dev libkrb5-dev libboost1.81-dev liburing-dev
     libibverbs-dev librdmacm-dev libpmem2-dev
