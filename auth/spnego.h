@@ -252,7 +252,6 @@ class SpnegoAcceptor {
     bool mic_required_ = false;  // selected mech was not the client's first choice
     ByteVector mech_types_der_;
     std::optional<ByteVector> client_mic_;
-    bool server_mic_sent_ = false;
 };
 
 // ---- client (NTLM only, for the test client) ------------------------------------------------
