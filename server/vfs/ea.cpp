@@ -1,0 +1,213 @@
+#include "server/vfs/ea.h"
+
+#include <sys/xattr.h>
+
+#include <cerrno>
+
+#include "server/errno_status.h"
+#include "server/vfs/case_fold.h"
+#include "server/vfs/metadata.h"
+#include "server/vfs/xattr_util.h"
+
+namespace daxsmbd::server::vfs {
+
+namespace {
+
+constexpr std::string_view kUserPrefix = "user.";
+constexpr size_t kMaxXattrName = 255;  // XATTR_NAME_MAX
+constexpr size_t kMaxEaValue = 65535;  // EaValueLength is 16 bits
+
+NtStatus xattr_error(int err) {
+    switch (err) {
+        case ENOTSUP:
+            return kStatusEasNotSupported;
+        case ENOSPC:
+        case E2BIG:
+        case ERANGE:
+            return NtStatus::EaTooLarge;
+        default:
+            return errno_to_status(err);
+    }
+}
+
+// Names of all xattrs of fd; empty if the file system has none.
+Result<std::vector<std::string>> xattr_names(int fd) {
+    std::vector<char> buf;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        long n = detail::fd_listxattr(fd, nullptr, 0);
+        if (n == -ENOTSUP) return std::vector<std::string>{};
+        if (n < 0) return Error(errno_to_status(static_cast<int>(-n)));
+        if (n == 0) return std::vector<std::string>{};
+        buf.resize(static_cast<size_t>(n));
+        n = detail::fd_listxattr(fd, buf.data(), buf.size());
+        if (n == -ERANGE) continue;  // grew in between
+        if (n < 0) return Error(errno_to_status(static_cast<int>(-n)));
+        std::vector<std::string> names;
+        size_t pos = 0;
+        while (pos < static_cast<size_t>(n)) {
+            std::string name(buf.data() + pos);
+            pos += name.size() + 1;
+            if (!name.empty()) names.push_back(std::move(name));
+        }
+        return names;
+    }
+    return Error(NtStatus::UnexpectedIoError);
+}
+
+// Value of one xattr; nullopt if it vanished.
+Result<std::optional<std::vector<std::byte>>> xattr_value(int fd, const std::string& name) {
+    std::vector<std::byte> v;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        long n = detail::fd_getxattr(fd, name.c_str(), nullptr, 0);
+        if (n == -ENODATA) return std::optional<std::vector<std::byte>>();
+        if (n < 0) return Error(xattr_error(static_cast<int>(-n)));
+        v.resize(static_cast<size_t>(n));
+        if (n == 0) return std::optional<std::vector<std::byte>>(std::move(v));
+        n = detail::fd_getxattr(fd, name.c_str(), v.data(), v.size());
+        if (n == -ERANGE) continue;
+        if (n == -ENODATA) return std::optional<std::vector<std::byte>>();
+        if (n < 0) return Error(xattr_error(static_cast<int>(-n)));
+        v.resize(static_cast<size_t>(n));
+        return std::optional<std::vector<std::byte>>(std::move(v));
+    }
+    return Error(NtStatus::UnexpectedIoError);
+}
+
+// The EA name of a user xattr that is shown as an EA, or "" for one that is not.
+std::string_view ea_name_of(std::string_view xattr) {
+    if (xattr.substr(0, kUserPrefix.size()) != kUserPrefix) return {};
+    if (xattr.substr(0, kPrivateXattrPrefix.size()) == kPrivateXattrPrefix) return {};
+    std::string_view name = xattr.substr(kUserPrefix.size());
+    return is_valid_ea_name(name) ? name : std::string_view{};
+}
+
+bool same_ea_name(std::string_view a, std::string_view b) {
+    return ascii_upper(a) == ascii_upper(b);
+}
+
+// Writes one EA (already validated). `existing` is the xattr list of the file.
+Status apply_ea(int fd, std::string_view name, std::span<const std::byte> value,
+                const std::vector<std::string>& existing) {
+    const std::string target = std::string(kUserPrefix) + ascii_upper(name);
+    for (const auto& x : existing) {
+        std::string_view en = ea_name_of(x);
+        if (en.empty() || !same_ea_name(en, name)) continue;
+        // Remove differently spelled duplicates; the upper-case one is overwritten or removed
+        // below.
+        if (x != target || value.empty()) {
+            long r = detail::fd_removexattr(fd, x.c_str());
+            if (r < 0 && r != -ENODATA) return Error(xattr_error(static_cast<int>(-r)));
+        }
+    }
+    if (value.empty()) return {};
+    long r = detail::fd_setxattr(fd, target.c_str(), value.data(), value.size(), 0);
+    if (r < 0) return Error(xattr_error(static_cast<int>(-r)));
+    return {};
+}
+
+}  // namespace
+
+bool is_valid_ea_name(std::string_view name) {
+    if (name.empty() || name.size() > 254 || kUserPrefix.size() + name.size() > kMaxXattrName)
+        return false;
+    for (unsigned char c : name) {
+        if (c < 0x20) return false;
+        switch (c) {
+            case '\\':
+            case '/':
+            case ':':
+            case '*':
+            case '?':
+            case '"':
+            case '<':
+            case '>':
+            case '|':
+            case ',':
+            case '+':
+            case '=':
+            case '[':
+            case ']':
+            case ';':
+                return false;
+            default:
+                break;
+        }
+    }
+    return true;
+}
+
+uint32_t ea_list_size(std::span<const Ea> eas) {
+    uint64_t total = 0;
+    for (size_t i = 0; i < eas.size(); ++i) {
+        uint64_t entry = 8 + eas[i].name.size() + 1 + eas[i].value.size();
+        if (i + 1 < eas.size()) entry = (entry + 3) & ~uint64_t{3};
+        total += entry;
+    }
+    return total > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(total);
+}
+
+Result<std::vector<Ea>> list_eas(int fd) {
+    DAX_TRY(std::vector<std::string> names, xattr_names(fd));
+    std::vector<Ea> out;
+    for (const auto& x : names) {
+        std::string_view en = ea_name_of(x);
+        if (en.empty()) continue;
+        DAX_TRY(auto value, xattr_value(fd, x));
+        if (!value || value->size() > kMaxEaValue) continue;  // vanished / not representable
+        // An empty value cannot exist as an SMB EA (length 0 means "delete").
+        if (value->empty()) continue;
+        out.push_back(Ea{std::string(en), std::move(*value), 0});
+    }
+    return out;
+}
+
+Result<std::optional<Ea>> get_ea(int fd, std::string_view name) {
+    if (!is_valid_ea_name(name)) return Error(kStatusInvalidEaName);
+    // Fast path: the canonical upper-case spelling.
+    const std::string canonical = std::string(kUserPrefix) + ascii_upper(name);
+    DAX_TRY(auto value, xattr_value(fd, canonical));
+    if (value && !value->empty() && value->size() <= kMaxEaValue)
+        return std::optional<Ea>(Ea{ascii_upper(name), std::move(*value), 0});
+    DAX_TRY(std::vector<Ea> all, list_eas(fd));
+    for (auto& ea : all)
+        if (same_ea_name(ea.name, name)) return std::optional<Ea>(std::move(ea));
+    return std::optional<Ea>();
+}
+
+Status set_ea(int fd, std::string_view name, std::span<const std::byte> value) {
+    Ea ea{std::string(name), std::vector<std::byte>(value.begin(), value.end()), 0};
+    return set_eas(fd, std::span<const Ea>(&ea, 1));
+}
+
+Status set_eas(int fd, std::span<const Ea> eas) {
+    for (const auto& ea : eas) {
+        if (!is_valid_ea_name(ea.name)) return Error(kStatusInvalidEaName);
+        if (ea.value.size() > kMaxEaValue) return Error(NtStatus::EaTooLarge);
+    }
+    // Simulate the list after all changes to enforce the MS-FSA size limit up front.
+    DAX_TRY(std::vector<Ea> current, list_eas(fd));
+    for (const auto& ea : eas) {
+        std::erase_if(current, [&](const Ea& c) { return same_ea_name(c.name, ea.name); });
+        if (!ea.value.empty()) current.push_back(Ea{ascii_upper(ea.name), ea.value, 0});
+    }
+    if (ea_list_size(current) > kMaxEaListSize) return Error(NtStatus::EaTooLarge);
+
+    DAX_TRY(std::vector<std::string> names, xattr_names(fd));
+    for (const auto& ea : eas) {
+        DAX_CHECK(apply_ea(fd, ea.name, ea.value, names));
+        // Keep `names` in step with what apply_ea did (removed spellings, added canonical).
+        std::erase_if(names, [&](const std::string& x) {
+            std::string_view en = ea_name_of(x);
+            return !en.empty() && same_ea_name(en, ea.name);
+        });
+        if (!ea.value.empty()) names.push_back(std::string(kUserPrefix) + ascii_upper(ea.name));
+    }
+    return {};
+}
+
+Result<uint32_t> ea_size(int fd) {
+    DAX_TRY(std::vector<Ea> all, list_eas(fd));
+    return ea_list_size(all);
+}
+
+}  // namespace daxsmbd::server::vfs
