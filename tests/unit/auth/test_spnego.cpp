@@ -413,6 +413,53 @@ TEST(SpnegoAcceptor, FallbackFromKerberosRequiresMic) {
     }
 }
 
+// A transcript of Samba 4.17's own client (python3-samba gensec "GSS-SPNEGO" with NTLMSSP,
+// the code smbclient runs; Kerberos off, user alice / Secret123!, domain DAXDOM, workstation
+// WS1) against this acceptor with the challenge fixed to 0102030405060708 and the timestamp to
+// 0x01d9a1b2c3d4e5f6. Samba sends an NTLM MIC and a mechListMIC; it accepted our final reply
+// (its mechListMIC check passed) and derived the same session key.
+TEST(SpnegoAcceptor, ReplaysSambaClientExchange) {
+    auto mech = ntlm_mech();
+    mech->server().set_fixed_challenge({std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4},
+                                        std::byte{5}, std::byte{6}, std::byte{7}, std::byte{8}});
+    mech->server().set_fixed_time(0x01d9a1b2c3d4e5f6ull);
+    std::vector<std::unique_ptr<AcceptorMechanism>> m;
+    m.push_back(std::move(mech));
+    SpnegoAcceptor acc(std::move(m));
+    auto c1 = unhex(
+        "604806062b0601050502a03e303ca00e300c060a2b06010401823702020aa22a04284e544c4d53535000"
+        "010000001582086200000000280000000000000028000000060100000000000f");
+    auto s1 = acc.step(view(c1));
+    ASSERT_TRUE(s1.ok()) << status_name(s1.status());
+    EXPECT_EQ(
+        hex(s1->output_token),
+        hex(unhex(
+            "a181d23081cfa0030a0101a10c060a2b06010401823702020aa281b90481b64e544c4d53535000020000"
+            "000c000c003800000015828a620102030405060708000000000000000072007200440000000a007c4f00"
+            "00000f44004100580053005200560002000c0044004100580044004f004d0001000c0044004100580053"
+            "0052005600040016006500780061006d0070006c0065002e0063006f006d000300240064006100780073"
+            "00720076002e006500780061006d0070006c0065002e0063006f006d0007000800f6e5d4c3b2a1d90100"
+            "000000")));
+    auto c2 = unhex(
+        "a18201c4308201c0a28201a8048201a44e544c4d53535000030000001800180058000000080108017000"
+        "00000c000c00780100000a000a0084010000060006008e01000010001000940100001582086206010000"
+        "0000000fd24e6f6a89afdfa40906468b18960e0300000000000000000000000000000000000000000000"
+        "00002ec371290eb242d7464076318018c4be0101000000000000f6e5d4c3b2a1d9015a72d0c58ff1cfcc"
+        "0000000002000c0044004100580044004f004d0001000c00440041005800530052005600040016006500"
+        "780061006d0070006c0065002e0063006f006d00030024006400610078007300720076002e0065007800"
+        "61006d0070006c0065002e0063006f006d0007000800f6e5d4c3b2a1d901060004000200000008003000"
+        "300000000000000000000000000000002686c603e0a9438df4b92e10992e3ffdbd969db97cb8615c6184"
+        "f42d73ab8a040a001000000000000000000000000000000000000900160068006f00730074002f006400"
+        "610078007300720076000000000044004100580044004f004d0061006c00690063006500570053003100"
+        "be594885a1fe649ddc6e1ae1e607511ba3120410010000009f8e7323fff2ca7c00000000");
+    auto s2 = acc.step(view(c2));
+    ASSERT_TRUE(s2.ok()) << status_name(s2.status());
+    EXPECT_TRUE(s2->done);
+    EXPECT_EQ(s2->user, "alice");
+    EXPECT_EQ(hex(s2->session_key), "ff9efe3841a50f91b56dd376bae2f989");
+    EXPECT_EQ(hex(s2->output_token), "a11b3019a0030a0100a31204100100000018639c60cbc01cfd00000000");
+}
+
 // A Kerberos-shaped fake mechanism: completes on its first token with an output token (the
 // AP-REP), MIC = HMAC-MD5(key, message). Exercises the MS-KRB5 echo and the RFC 4178 flow where
 // the client's mechListMIC arrives after the mechanism finished.
