@@ -1,0 +1,94 @@
+// TREE_DISCONNECT (MS-SMB2): the 4-byte StructureSize/Reserved body.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <string_view>
+
+#include "protocol/header.h"
+#include "protocol/tree_disconnect.h"
+
+using namespace daxsmbd;
+using namespace daxsmbd::protocol;
+
+namespace {
+
+ByteVector hex(std::string_view s) {
+    ByteVector v;
+    int hi = -1;
+    for (char c : s) {
+        if (!std::isxdigit(uint8_t(c))) continue;
+        int d = std::isdigit(uint8_t(c)) ? c - '0' : (std::tolower(c) - 'a' + 10);
+        if (hi < 0) {
+            hi = d;
+        } else {
+            v.push_back(std::byte(hi * 16 + d));
+            hi = -1;
+        }
+    }
+    return v;
+}
+
+// 64-byte sync header for `cmd` (MS-SMB2 2.2.1.2), all other fields zero.
+ByteVector header(Command cmd, uint32_t flags = 0) {
+    Header h;
+    h.command = cmd;
+    h.flags = flags;
+    ByteVector v;
+    ByteWriter w(v);
+    h.serialize(w);
+    return v;
+}
+
+ByteVector concat(std::initializer_list<ByteVector> parts) {
+    ByteVector v;
+    for (const auto& p : parts)
+        v.insert(v.end(), p.begin(), p.end());
+    return v;
+}
+
+}  // namespace
+
+TEST(TreeDisconnect, RequestGolden) {
+    auto msg = concat({header(Command::TreeDisconnect), hex("0400 0000")});
+    EXPECT_TRUE(TreeDisconnectRequest::parse(msg).ok());
+    ByteVector out = header(Command::TreeDisconnect);
+    ByteWriter w(out, 0);
+    TreeDisconnectRequest{}.serialize(w);
+    EXPECT_EQ(out, msg);
+    // Reserved is ignored on receipt.
+    auto reserved = concat({header(Command::TreeDisconnect), hex("0400 FFFF")});
+    EXPECT_TRUE(TreeDisconnectRequest::parse(reserved).ok());
+}
+
+TEST(TreeDisconnect, RequestBadStructureSize) {
+    for (uint16_t size : {0, 2, 5, 8, 9}) {
+        auto msg = header(Command::TreeDisconnect);
+        ByteWriter w(msg, 0);
+        w.u16(size);
+        w.u16(0);
+        EXPECT_EQ(TreeDisconnectRequest::parse(msg).status(), NtStatus::InvalidParameter) << size;
+    }
+}
+
+TEST(TreeDisconnect, RequestEveryTruncationIsInvalid) {
+    auto msg = concat({header(Command::TreeDisconnect), hex("0400 0000")});
+    for (size_t n = 0; n < msg.size(); ++n)
+        EXPECT_EQ(TreeDisconnectRequest::parse(Bytes(msg).first(n)).status(),
+                  NtStatus::InvalidParameter)
+            << n;
+}
+
+TEST(TreeDisconnect, ResponseGolden) {
+    auto msg = concat({header(Command::TreeDisconnect, flags::kServerToRedir), hex("0400 0000")});
+    ByteVector out = header(Command::TreeDisconnect, flags::kServerToRedir);
+    ByteWriter w(out, 0);
+    TreeDisconnectResponse{}.serialize(w);
+    EXPECT_EQ(out, msg);
+    EXPECT_TRUE(TreeDisconnectResponse::parse(msg).ok());
+    auto bad = msg;
+    bad[64] = std::byte{9};
+    EXPECT_EQ(TreeDisconnectResponse::parse(bad).status(), NtStatus::InvalidParameter);
+    for (size_t n = 0; n < msg.size(); ++n)
+        EXPECT_EQ(TreeDisconnectResponse::parse(Bytes(msg).first(n)).status(),
+                  NtStatus::InvalidParameter);
+}
