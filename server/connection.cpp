@@ -83,9 +83,11 @@ asio::awaitable<void> Connection::watchdog() {
         if (g.idle_timeout_s && now - last_activity_ > std::chrono::seconds(g.idle_timeout_s) &&
             pending_by_mid_.empty()) {
             bool has_opens = false;
-            for (auto& [sid, s] : sessions)
-                if (!server.opens.remove_if([](const Open&) { return false; }).empty())
-                    has_opens = true;
+            for (auto& [sid, sess] : sessions) {
+                (void)sess;
+                has_opens |=
+                    server.opens.any_of([sid = sid](const Open& o) { return o.session_id == sid; });
+            }
             if (!has_opens) {
                 close("idle timeout");
                 break;

@@ -5,6 +5,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <random>
 
 #include "server/connection.h"
@@ -108,7 +109,7 @@ bool Server::start(std::string* error) {
     for (auto& sc : config_.shares) {
         auto s = std::make_shared<Share>();
         s->config = sc;
-        auto root = vfs::ShareRoot::open(sc.path, sc.case_sensitive);
+        auto root = vfs::ShareRoot::open(sc.path, vfs::ShareOptions{sc.case_sensitive});
         if (!root) {
             *error = "share [" + sc.name + "]: cannot open path " + sc.path + ": " +
                      std::string(status_name(root.status()));

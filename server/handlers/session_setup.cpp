@@ -69,9 +69,8 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
 
     auto step = s->acceptor->step(req->security_buffer);
     if (!step) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": logon failure",
-                 s->acceptor->attempted_user().empty() ? "" : " for user ",
-                 s->acceptor->attempted_user(), " (", status_name(step.status()), ")");
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": logon failure (",
+                 status_name(step.status()), ")");
         s->acceptor.reset();
         if (created || !reauth)
             drop_session(conn, s->id);
@@ -82,7 +81,7 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     }
 
     SessionSetupResponse resp;
-    resp.security_buffer = std::move(step->output);
+    resp.security_buffer = std::move(step->output_token);
     if (!step->done) {
         resp.serialize(ctx.body());
         if (hashing) {

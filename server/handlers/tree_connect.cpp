@@ -29,7 +29,7 @@ bool user_allowed(const ShareConfig& sc, const Session& s) {
 asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     auto& conn = ctx.conn;
     auto& s = *ctx.session;
-    auto req = TreeConnectRequest::parse(ctx.msg);
+    auto req = TreeConnectRequest::parse(ctx.msg, conn.state.dialect == Dialect::Smb311);
     if (!req) co_return req.status();
 
     // 3.1.1: a tree connect of a real user that is neither signed nor encrypted means someone
@@ -43,7 +43,7 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
         co_return NtStatus::AccessDenied;
     }
 
-    auto names = req->split_path();
+    auto names = req->share_path();
     if (!names) co_return names.status();
     auto share = conn.server.find_share(names->share);
     if (!share) {

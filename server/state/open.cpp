@@ -49,6 +49,13 @@ std::vector<std::shared_ptr<Open>> OpenTable::remove_if(
     return out;
 }
 
+bool OpenTable::any_of(const std::function<bool(const Open&)>& pred) {
+    std::lock_guard lk(mu_);
+    for (auto& [id, o] : opens_)
+        if (pred(*o)) return true;
+    return false;
+}
+
 size_t OpenTable::size() {
     std::lock_guard lk(mu_);
     return opens_.size();

@@ -26,6 +26,10 @@ class DirectoryCursor;
 namespace rpcpipe {
 class PipeEndpoint;
 }
+namespace notify {
+class NotifyEntry;
+}
+class FileRegistration;  // server/state/file_table.h
 
 struct Open {
     protocol::FileId id;
@@ -45,11 +49,28 @@ struct Open {
     uint8_t oplock_level = 0;
     bool delete_on_close = false;
     uint64_t position = 0;  // FilePositionInformation
+    // QUERY_INFO / SET_INFO / QUERY_DIRECTORY state (handlers/{query_info,set_info,
+    // query_directory}.cpp), guarded by `mu`. Open.Mode (MS-FSA 2.1.1.6) once a
+    // FileModeInformation set replaced it; until then (mode_set false) it is the mode bits of
+    // create_options.
+    uint32_t mode = 0;
+    bool mode_set = false;
+    uint32_t ea_index = 0;    // next EA of a FileFullEaInformation enumeration (Open.CurrentEaIndex)
+    std::string dir_pattern;  // Open.QueryPattern of the enumeration running in `dir`
 
     std::mutex mu;
     std::unique_ptr<vfs::DirectoryCursor> dir;    // QUERY_DIRECTORY state
     std::unique_ptr<rpcpipe::PipeEndpoint> pipe;  // named pipe on IPC$
     std::function<void()> on_close;               // hooks (notify watches, locks, ...)
+    // Byte-range locks and change notify (server/state/lock_table.h, server/notify/), guarded by
+    // `mu`: whether the close hook that releases this open's locks is installed, and the
+    // ChangeNotifyEntry of a directory open (MS-FSA 2.1.5.11), made by its first CHANGE_NOTIFY.
+    bool lock_release_hook = false;
+    std::shared_ptr<notify::NotifyEntry> notify_entry;
+    // Membership in the FileTable (share modes, delete-on-close; server/state/file_table.h).
+    // Releasing or destroying it takes the open out of the table and, for the last open of a
+    // file whose delete is pending, deletes the file.
+    std::shared_ptr<FileRegistration> file_registration;
 
     ~Open();
 };
@@ -62,6 +83,7 @@ class OpenTable {
     std::shared_ptr<Open> remove(uint64_t volatile_id);
     // All opens matching a predicate (teardown of a tree, session or connection).
     std::vector<std::shared_ptr<Open>> remove_if(const std::function<bool(const Open&)>& pred);
+    bool any_of(const std::function<bool(const Open&)>& pred);
     size_t size();
 
   private:
