@@ -267,6 +267,35 @@ void SrvSnapshotArray::encode(ByteWriter& w, uint32_t max_output) const {
     if (fits) w.bytes(array);
 }
 
+Result<NetworkResiliencyRequest> NetworkResiliencyRequest::decode(Bytes data) {
+    DAX_TRY(auto r, min_reader(data, kSize));
+    DAX_TRY(auto t, r.u32());
+    return NetworkResiliencyRequest{t};
+}
+void NetworkResiliencyRequest::encode(ByteWriter& w) const {
+    w.u32(timeout);
+    w.u32(0);
+}
+
+Result<DuplicateExtentsData> DuplicateExtentsData::decode(Bytes data) {
+    DAX_TRY(auto r, min_reader(data, kSize));
+    DuplicateExtentsData v;
+    DAX_TRY(v.source_file_id, read_file_id(r));
+    DAX_TRY(auto src, r.u64());
+    DAX_TRY(auto dst, r.u64());
+    DAX_TRY(auto count, r.u64());
+    v.source_file_offset = int64_t(src);
+    v.target_file_offset = int64_t(dst);
+    v.byte_count = int64_t(count);
+    return v;
+}
+void DuplicateExtentsData::encode(ByteWriter& w) const {
+    write_file_id(w, source_file_id);
+    w.u64(uint64_t(source_file_offset));
+    w.u64(uint64_t(target_file_offset));
+    w.u64(uint64_t(byte_count));
+}
+
 Result<FileAllocatedRangeBuffer> FileAllocatedRangeBuffer::decode(Bytes data) {
     DAX_TRY(auto r, min_reader(data, kSize));
     DAX_TRY(auto off, r.u64());

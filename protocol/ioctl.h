@@ -212,6 +212,28 @@ struct SrvSnapshotArray {
     void encode(ByteWriter& w, uint32_t max_output = UINT32_MAX) const;
 };
 
+// NETWORK_RESILIENCY_REQUEST (MS-SMB2 2.2.31.3): Timeout(4, ms) Reserved(4).
+struct NetworkResiliencyRequest {
+    static constexpr size_t kSize = 8;
+    uint32_t timeout = 0;
+    static Result<NetworkResiliencyRequest> decode(Bytes data);
+    void encode(ByteWriter& w) const;
+};
+
+// SMB2_DUPLICATE_EXTENTS_DATA (MS-FSCC 2.3.7.2), the input of FSCTL_DUPLICATE_EXTENTS_TO_FILE
+// (a reflink/FICLONERANGE on Linux): SourceFileID(16) SourceFileOffset(8) TargetFileOffset(8)
+// ByteCount(8).
+struct DuplicateExtentsData {
+    static constexpr size_t kSize = 40;
+    FileId source_file_id;
+    int64_t source_file_offset = 0;
+    int64_t target_file_offset = 0;
+    int64_t byte_count = 0;
+    static Result<DuplicateExtentsData> decode(Bytes data);
+    void encode(ByteWriter& w) const;
+    bool operator==(const DuplicateExtentsData&) const = default;
+};
+
 // FILE_ALLOCATED_RANGE_BUFFER (MS-FSCC 2.3.51 input, 2.3.52 output entries).
 struct FileAllocatedRangeBuffer {
     static constexpr size_t kSize = 16;

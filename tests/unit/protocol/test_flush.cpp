@@ -39,6 +39,8 @@ TEST(FlushTest, Response) {
     ASSERT_EQ(msg.size(), kHeaderSize + 4);
     EXPECT_EQ(load_le16(msg.data() + 64), 4);
     EXPECT_TRUE(FlushResponse::parse(msg).ok());
+    for (size_t n = 0; n < msg.size(); ++n)
+        EXPECT_EQ(FlushResponse::parse(Bytes(msg).first(n)).status(), NtStatus::InvalidParameter);
     msg[64] = std::byte{5};
     EXPECT_EQ(FlushResponse::parse(msg).status(), NtStatus::InvalidParameter);
 }

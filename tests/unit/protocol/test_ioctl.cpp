@@ -254,6 +254,21 @@ TEST(IoctlTest, ResumeKeySnapshotsRangesZeroData) {
     EXPECT_EQ(FileZeroDataInformation::decode(ByteVector(8)).status(), NtStatus::InvalidParameter);
 }
 
+TEST(IoctlTest, ResiliencyAndDuplicateExtents) {
+    EXPECT_EQ(encode(NetworkResiliencyRequest{30000}), hex("30750000 00000000"));
+    EXPECT_EQ(NetworkResiliencyRequest::decode(hex("30750000 00000000"))->timeout, 30000u);
+    EXPECT_EQ(NetworkResiliencyRequest::decode(hex("30750000")).status(),
+              NtStatus::InvalidParameter);
+    DuplicateExtentsData dup{{1, 2}, 0, 65536, 1 << 20};
+    auto v = encode(dup);
+    EXPECT_EQ(v, hex("0100000000000000 0200000000000000 0000000000000000 0000010000000000"
+                     "0000100000000000"));
+    EXPECT_EQ(*DuplicateExtentsData::decode(v), dup);
+    for (size_t n = 0; n < v.size(); ++n)
+        EXPECT_EQ(DuplicateExtentsData::decode(Bytes(v).first(n)).status(),
+                  NtStatus::InvalidParameter);
+}
+
 TEST(IoctlTest, FsctlCodesFromTheSpecs) {
     EXPECT_EQ(fsctl::kPipeTransceive, 0x0011C017u);
     EXPECT_EQ(fsctl::kQueryNetworkInterfaceInfo, 0x001401FCu);
