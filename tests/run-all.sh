@@ -1,18 +1,22 @@
 #!/bin/bash
 # The whole test run (the README's test command, and what CI runs through .ci/run):
 #   1. install the build and test dependencies (.ci/install-deps.sh; needs root)
-#   2. build with g++-12 (build/), and with clang++-14 -DDAXSMBD_WERROR=ON (build-clang/)
-#   3. build the libFuzzer targets with clang (build-fuzz/, libraries instrumented too) and run
-#      each for a short time
-#   4. unit tests (ctest in build/)
-#   5. every tests/interop/*_test.sh, then tests/interop/smbtorture.sh
+#   2. build with g++-12 (build/, RelWithDebInfo), and with clang++-14 -DDAXSMBD_WERROR=ON
+#      -DDAXSMBD_FUZZ=ON (build-clang/). The clang build serves three checks at the cost of one:
+#      clang's warnings, the libFuzzer targets, and the unit tests under ASan+UBSan; all of its
+#      code is built with -fsanitize=fuzzer-no-link,address,undefined (so the fuzzers see
+#      coverage and sanitizer checks in the libraries too, not only in the fuzz target's file)
+#      at -O1 with asserts on.
+#   3. run each fuzz target for a short time (--fuzz-seconds, 15)
+#   4. unit tests: ctest in build/, then in build-clang/ (sanitizers)
+#   5. every tests/interop/*_test.sh, then tests/interop/smbtorture.sh (against build/daxsmbd)
 #   6. tests/vm/run.sh when it exists and is executable
 # Every stage runs even when an earlier one failed; a summary table follows, and the exit status
 # is non-zero when any stage failed.
 #
 #   tests/run-all.sh [--no-deps] [--no-clang] [--no-fuzz] [--no-torture] [--no-vm]
 #                    [--fuzz-seconds N]
-# Environment: BUILD_DIR (build), CLANG_BUILD_DIR (build-clang), FUZZ_BUILD_DIR (build-fuzz),
+# Environment: BUILD_DIR (build), CLANG_BUILD_DIR (build-clang),
 #   RUN_ALL_BUDGET seconds for the whole run (5100: CI stops a run at 90 minutes; a stage that
 #   would start after the budget is spent is not run and counts as failed), RUN_ALL_LOGDIR
 #   (BUILD_DIR/run-all-logs).
@@ -47,7 +51,6 @@ done
 
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 CLANG_BUILD_DIR=${CLANG_BUILD_DIR:-$ROOT/build-clang}
-FUZZ_BUILD_DIR=${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 BUDGET=${RUN_ALL_BUDGET:-5100}
 LOGS=${RUN_ALL_LOGDIR:-$BUILD_DIR/run-all-logs}
 mkdir -p "$LOGS"
@@ -156,44 +159,42 @@ configure_and_build() { # DIR CXX CC [cmake args...] -- [ninja targets...]
     ninja -C "$dir" -k 0 "${targets[@]}"
 }
 export -f configure_and_build
-export ROOT LOGS FUZZ_BUILD_DIR FUZZ_SECONDS
+export ROOT LOGS CLANG_BUILD_DIR FUZZ_SECONDS
 
 stage build-gcc 2400 configure_and_build "$BUILD_DIR" g++-12 gcc-12 \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDAXSMBD_WERROR=ON
-
-if [ "$DO_CLANG" = 1 ]; then
-    stage build-clang 2400 configure_and_build "$CLANG_BUILD_DIR" clang++-14 clang-14 \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDAXSMBD_WERROR=ON
-else
-    skip build-clang "--no-clang"
-fi
 
 FUZZERS=()
 for f in "$ROOT"/tests/fuzz/fuzz_*.cpp; do
     [ -e "$f" ] && FUZZERS+=("$(basename "$f" .cpp)")
 done
+SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
+if [ "$DO_CLANG" = 1 ]; then
+    stage build-clang 2400 configure_and_build "$CLANG_BUILD_DIR" clang++-14 clang-14 \
+        -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" "-DCMAKE_CXX_FLAGS=$SAN" \
+        -DDAXSMBD_WERROR=ON -DDAXSMBD_FUZZ=ON
+else
+    skip build-clang "--no-clang"
+fi
+
 if [ "$DO_FUZZ" = 0 ]; then
     skip fuzz "--no-fuzz"
+elif [ "$DO_CLANG" = 0 ]; then
+    skip fuzz "the fuzz targets come from the clang build (--no-clang)"
 elif [ ${#FUZZERS[@]} -eq 0 ]; then
     skip fuzz "no tests/fuzz/fuzz_*.cpp yet"
 else
-    # The libraries get coverage instrumentation and sanitizers too (fuzzer-no-link), not only
-    # the fuzz target's own file; asserts stay on (Debug at -O1).
-    SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
-    stage build-fuzz 2400 configure_and_build "$FUZZ_BUILD_DIR" clang++-14 clang-14 \
-        -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" "-DCMAKE_CXX_FLAGS=$SAN" \
-        -DDAXSMBD_FUZZ=ON -DDAXSMBD_TESTS=OFF -- "${FUZZERS[@]}"
     run_fuzzer() { # NAME: runs it for FUZZ_SECONDS from its seed corpus, if there is one
         local name=$1 corpus=$LOGS/corpus/$1 seeds=$ROOT/tests/fuzz/corpus/$1
         mkdir -p "$corpus"
         local args=("$corpus")
         [ -d "$seeds" ] && args+=("$seeds")
-        [ -x "$FUZZ_BUILD_DIR/$name" ] || {
+        [ -x "$CLANG_BUILD_DIR/$name" ] || {
             echo "$name: not built"
             return 1
         }
         ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-            "$FUZZ_BUILD_DIR/$name" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 \
+            "$CLANG_BUILD_DIR/$name" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=4096 \
             -print_final_stats=1 -artifact_prefix="$LOGS/$name-" "${args[@]}"
     }
     export -f run_fuzzer
@@ -203,6 +204,14 @@ else
 fi
 
 stage unit 1800 ctest --test-dir "$BUILD_DIR" --output-on-failure --no-tests=error -j "$(nproc)"
+if [ "$DO_CLANG" = 1 ]; then
+    # UBSan only prints by default: make undefined behaviour fail the test.
+    stage unit-asan 1800 env UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        ASAN_OPTIONS=detect_leaks=1 \
+        ctest --test-dir "$CLANG_BUILD_DIR" --output-on-failure --no-tests=error -j "$(nproc)"
+else
+    skip unit-asan "--no-clang"
+fi
 
 export DAXSMBD_BUILD=$BUILD_DIR
 for t in "$ROOT"/tests/interop/*_test.sh; do
