@@ -527,6 +527,14 @@ Result<PipeSession::ReadResult> PipeSession::transceive(Bytes in, size_t max_out
     return read_message(max_out);
 }
 
+ByteVector PipeSession::peek(size_t max) const {
+    if (out_.empty()) return {};
+    const ByteVector& front = out_.front();
+    auto begin = front.begin() + std::ptrdiff_t(out_front_offset_);
+    size_t n = std::min(max, front.size() - out_front_offset_);
+    return ByteVector(begin, begin + std::ptrdiff_t(n));
+}
+
 size_t PipeSession::pending_size() const {
     return out_.empty() ? 0 : out_.front().size() - out_front_offset_;
 }

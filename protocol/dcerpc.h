@@ -418,6 +418,11 @@ class PipeSession {
     // fragments is several messages: the first comes back here, the client READs the rest.
     Result<ReadResult> transceive(Bytes in, size_t max_out);
     size_t pending_messages() const { return out_.size(); }
+    size_t pending_total() const { return out_bytes_; }  // all queued bytes, every message
+    // The front message has been read in part (its first READ got STATUS_BUFFER_OVERFLOW).
+    bool message_continues() const { return out_front_offset_ > 0; }
+    // FSCTL_PIPE_PEEK: up to `max` unread bytes of the front message, not consumed.
+    ByteVector peek(size_t max) const;
     bool broken() const { return broken_; }
     bool bound() const { return bound_; }
     // Fragment size negotiated at bind (what we send at most, and accept at most).

@@ -636,6 +636,28 @@ TEST(DceRpc, ShortReadsReturnTheMessageInPieces) {
     EXPECT_TRUE(s.read(10).empty());
 }
 
+TEST(DceRpc, PeekAndPartialReadState) {
+    auto s = make_session();
+    bind_ok(s);
+    ASSERT_TRUE(s.write(request(2, 2, hex("64000000"))).ok());  // 124-byte reply
+    ASSERT_TRUE(s.write(request(3, 2, hex("08000000"))).ok());  // 32-byte reply
+    EXPECT_EQ(s.pending_total(), 156u);
+    EXPECT_FALSE(s.message_continues());
+    auto peeked = s.peek(10);
+    EXPECT_EQ(peeked.size(), 10u);
+    EXPECT_EQ(s.pending_size(), 124u);  // peek consumes nothing
+    auto first = s.read(10);
+    EXPECT_EQ(first, peeked);
+    EXPECT_TRUE(s.message_continues());
+    EXPECT_EQ(s.peek(1000).size(), 114u);  // only the front message's rest
+    EXPECT_EQ(s.read(1000).size(), 114u);
+    EXPECT_FALSE(s.message_continues());
+    EXPECT_EQ(s.pending_total(), 32u);
+    EXPECT_EQ(s.read(1000).size(), 32u);
+    EXPECT_TRUE(s.peek(10).empty());
+    EXPECT_EQ(s.pending_total(), 0u);
+}
+
 TEST(DceRpc, UnreadRepliesAreBounded) {
     PipeSession::Options o;
     o.max_pending_output = 300;

@@ -559,7 +559,8 @@ bool run_client(const std::string& script, PipeSession& pipe, std::vector<std::s
     }
     close(to_child[0]);
     close(from_child[1]);
-    signal(SIGPIPE, SIG_IGN);
+    // A client that dies early must fail the test, not kill it with SIGPIPE.
+    auto previous = signal(SIGPIPE, SIG_IGN);
     FILE* in = fdopen(from_child[0], "r");
     FILE* out = fdopen(to_child[1], "w");
     char* line = nullptr;
@@ -585,6 +586,7 @@ bool run_client(const std::string& script, PipeSession& pipe, std::vector<std::s
     fclose(out);
     int status = 0;
     waitpid(pid, &status, 0);
+    signal(SIGPIPE, previous);
     unlink(path);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
