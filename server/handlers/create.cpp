@@ -1,0 +1,544 @@
+// CREATE (MS-SMB2 3.3.5.9; MS-FSA 2.1.5.1 for what the object store does). See create.h for the
+// decisions where daxsmbd had a choice.
+#include "server/handlers/create.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "protocol/access_mask.h"
+#include "protocol/create.h"
+#include "server/connection.h"
+#include "server/errno_status.h"
+#include "server/handlers/create_contexts.h"
+#include "server/handlers/handlers.h"
+#include "server/log.h"
+#include "server/rpcpipe/pipe_endpoint.h"
+#include "server/server.h"
+#include "server/vfs/ea.h"
+#include "server/vfs/open.h"
+#include "server/vfs/dir.h"
+#include "server/vfs/path.h"
+
+namespace daxsmbd::server::handlers {
+
+using namespace protocol;
+namespace am = protocol::access_mask;
+namespace co = protocol::create_options;
+namespace cd = protocol::create_disposition;
+namespace fa = protocol::file_attributes;
+
+namespace {
+
+// FILE_CREATE_TREE_CONNECTION (MS-SMB2 2.2.13: "ignored"; Windows answers NOT_SUPPORTED, see
+// smbtorture smb2.create.gentest not_supported_mask 0x00102080).
+constexpr uint32_t kCreateTreeConnection = 0x00000080;
+constexpr uint32_t kReservedCreateOptions = 0xFF000000;
+// The FileAttributes a CREATE may carry: gentest's ok_mask 0x00003fb7 plus ENCRYPTED (refused
+// separately). VOLUME, DEVICE, INTEGRITY_STREAM and everything from 0x10000 up are invalid.
+constexpr uint32_t kValidCreateAttributes = 0x00007FB7;
+// Options the SMB2 server clears before opening (MS-SMB2 3.3.5.9).
+constexpr uint32_t kClearedOptions = co::kCompleteIfOplocked | co::kSynchronousIoAlert |
+                                     co::kSynchronousIoNonalert | co::kOpenForFreeSpaceQuery;
+// Rights a READONLY file never grants through MAXIMUM_ALLOWED (MS-FSA 2.1.5.1.2.1).
+constexpr uint32_t kReadonlyStrips =
+    am::kFileWriteData | am::kFileAppendData | am::kFileAddSubdirectory | am::kFileDeleteChild;
+
+// Internal: lost a race with another creator / deleter; resolve the name again.
+struct Attempt {
+    Result<CreateOutcome> result = Error(NtStatus::InternalError);
+    bool retry = false;
+};
+
+Attempt fail(NtStatus s) {
+    Attempt a;
+    a.result = Error(s);
+    return a;
+}
+Attempt retry() {
+    Attempt a;
+    a.retry = true;
+    return a;
+}
+
+struct Plan {
+    const CreateParams& p;
+    uint32_t options = 0;  // after MS-SMB2 3.3.5.9 clearing
+    uint32_t desired = 0;  // generic-mapped, without MAXIMUM_ALLOWED
+    bool want_max = false;
+    bool dir_wanted = false;     // FILE_DIRECTORY_FILE
+    bool nondir_wanted = false;  // FILE_NON_DIRECTORY_FILE
+    bool delete_on_close = false;
+    bool explicit_data = false;  // "name::$DATA"
+    bool trailing_separator = false;
+};
+
+// Opens the object with a descriptor fit for what the open may do. Directories are read-only
+// descriptors (fsync and getdents work on them); a file gets write access when the open may
+// write (or must truncate). An open that neither reads nor writes data falls back to O_PATH when
+// Linux refuses a readable descriptor (attributes and xattrs still work through it).
+Result<vfs::UniqueFd> open_object(const vfs::ShareRoot& root, const std::string& rel, bool is_dir,
+                                  uint32_t granted, bool must_write) {
+    if (is_dir) {
+        auto fd = vfs::open_beneath(root, rel, O_RDONLY | O_DIRECTORY);
+        if (fd || fd.status() != NtStatus::AccessDenied || (granted & am::kFileListDirectory))
+            return fd;
+        return vfs::open_beneath(root, rel, O_PATH | O_DIRECTORY);
+    }
+    const bool reads = granted & (am::kFileReadData | am::kFileExecute);
+    const bool writes = must_write || (granted & (am::kFileWriteData | am::kFileAppendData));
+    if (writes) {
+        auto fd = vfs::open_beneath(root, rel, O_RDWR);
+        if (fd || fd.status() != NtStatus::AccessDenied || reads) return fd;
+        return vfs::open_beneath(root, rel, O_WRONLY);
+    }
+    auto fd = vfs::open_beneath(root, rel, O_RDONLY);
+    if (fd || fd.status() != NtStatus::AccessDenied || reads) return fd;
+    return vfs::open_beneath(root, rel, O_PATH);
+}
+
+// Attributes, EAs and allocation of a file this CREATE made or overwrote (MS-FSA 2.1.5.1.1:
+// only the settable attributes survive, ARCHIVE is added to files).
+Status apply_new_metadata(int fd, const CreateParams& p, bool is_dir, int64_t creation_time) {
+    if (p.store_dos_attributes) {
+        vfs::DosXattr x;
+        x.attributes = p.file_attributes & vfs::kSettableAttributes;
+        if (!is_dir) x.attributes |= vfs::kAttrArchive;
+        x.creation_time = creation_time;
+        DAX_CHECK(vfs::write_dos_xattr(fd, x));
+    }
+    // MS-SMB2 3.3.5.9.1: EAs of ExtA go onto the new file.
+    if (p.eas && !p.eas->empty()) DAX_CHECK(vfs::set_eas(fd, *p.eas));
+    // MS-SMB2 3.3.5.9.3: reserve the space; a file system that cannot is ignored (the context is
+    // a hint), one without room is DISK_FULL.
+    if (!is_dir && p.allocation_size && *p.allocation_size > 0 &&
+        *p.allocation_size <= uint64_t(INT64_MAX)) {
+        if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(*p.allocation_size)) != 0) {
+            int err = errno;
+            if (err == ENOSPC || err == EDQUOT || err == EFBIG) return Error(NtStatus::DiskFull);
+        }
+    }
+    return {};
+}
+
+// What the user may do with this object: the share's maximal access, without the write rights
+// on a READONLY file (MS-FSA 2.1.5.1.2.1 MAXIMUM_ALLOWED).
+uint32_t object_maximal_access(uint32_t tree_maximal, bool readonly_file) {
+    return readonly_file ? tree_maximal & ~kReadonlyStrips : tree_maximal;
+}
+
+uint32_t grant(const Plan& pl, uint32_t maximal) {
+    uint32_t g = pl.desired | (pl.want_max ? maximal : 0);
+    // MS-SMB2 3.3.5.9: EXECUTE implies READ_DATA.
+    if (g & am::kFileExecute) g |= am::kFileReadData;
+    return g;
+}
+
+// Undo of a registration that did not become an open: never let it delete anything.
+void abandon(FileTable& files, const std::shared_ptr<FileRegistration>& reg) {
+    if (!reg) return;
+    (void)files.set_delete_on_close(reg->key(), reg->token(), false);
+    reg->release();
+}
+
+std::shared_ptr<Open> make_open(vfs::UniqueFd fd, const std::string& rel, bool is_dir,
+                                const vfs::FileInfo& info, uint32_t granted, const Plan& pl,
+                                std::shared_ptr<FileRegistration> reg) {
+    auto o = std::make_shared<Open>();
+    o->fd = fd.release();
+    o->path = rel;
+    o->is_directory = is_dir;
+    o->file_id = info.file_id;
+    o->device = info.device;
+    o->granted_access = granted;
+    o->share_access = pl.p.share_access;
+    o->create_options = pl.options;
+    o->delete_on_close = pl.delete_on_close;
+    o->file_registration = std::move(reg);
+    return o;
+}
+
+Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTable& files,
+                      const Plan& pl, const vfs::ResolvedPath& rp) {
+    const CreateParams& p = pl.p;
+    const uint32_t disp = p.create_disposition;
+    const bool is_root = rp.rel.empty();
+
+    // Look at the object first (O_PATH needs no rights), then decide.
+    auto probe = vfs::open_beneath(*root, rp.rel, O_PATH);
+    if (!probe) {
+        // Vanished since resolve_path: look again.
+        if (probe.status() == NtStatus::ObjectNameNotFound) return retry();
+        return fail(probe.status());
+    }
+    auto before = vfs::query_info(probe->get());
+    if (!before) return fail(before.status());
+    const bool is_dir = before->is_directory;
+
+    // MS-FSA 2.1.5.1 phase 7: the kind of stream opened must fit the object.
+    if (is_dir) {
+        if (pl.nondir_wanted || pl.explicit_data) return fail(NtStatus::FileIsADirectory);
+        // MS-FSA 2.1.5.1.2: existing directories cannot be overwritten or superseded.
+        if (disp != cd::kOpen && disp != cd::kOpenIf)
+            return fail(is_root ? NtStatus::AccessDenied : NtStatus::ObjectNameCollision);
+    } else {
+        if (pl.dir_wanted)
+            return fail(disp == cd::kCreate ? NtStatus::ObjectNameCollision
+                                            : NtStatus::NotADirectory);
+        if (pl.trailing_separator) return fail(NtStatus::ObjectNameInvalid);
+    }
+    if (disp == cd::kCreate) return fail(NtStatus::ObjectNameCollision);
+
+    const bool overwrite =
+        disp == cd::kSupersede || disp == cd::kOverwrite || disp == cd::kOverwriteIf;
+    const bool readonly = !is_dir && (before->file_attributes & vfs::kAttrReadonly);
+
+    // MS-FSA 2.1.5.1.2.1 (access to an existing file).
+    if (readonly && (overwrite || (pl.desired & (am::kFileWriteData | am::kFileAppendData))))
+        return fail(NtStatus::AccessDenied);
+    if (readonly && pl.delete_on_close) return fail(NtStatus::CannotDelete);
+    if (is_root && pl.delete_on_close) return fail(NtStatus::AccessDenied);
+    if (overwrite) {
+        // MS-SMB2 3.3.5.9: overwriting writes; a read-only share refuses it.
+        if (!(p.maximal_access & am::kFileWriteData)) return fail(NtStatus::AccessDenied);
+        // MS-FSA 2.1.5.1.2: an overwrite must keep HIDDEN and SYSTEM.
+        if ((before->file_attributes & vfs::kAttrHidden) && !(p.file_attributes & fa::kHidden))
+            return fail(NtStatus::AccessDenied);
+        if ((before->file_attributes & vfs::kAttrSystem) && !(p.file_attributes & fa::kSystem))
+            return fail(NtStatus::AccessDenied);
+        if (p.file_attributes & fa::kEncrypted) return fail(NtStatus::AccessDenied);
+    }
+
+    const uint32_t maximal = object_maximal_access(p.maximal_access, readonly);
+    const uint32_t granted = grant(pl, maximal);
+    // MS-FSA 2.1.5.1.2: overwrite and supersede take part in sharing as writes / deletes.
+    uint32_t sharing = granted;
+    if (overwrite) sharing |= disp == cd::kSupersede ? am::kDelete : am::kFileWriteData;
+
+    auto fd = open_object(*root, rp.rel, is_dir, granted, overwrite);
+    if (!fd) {
+        if (fd.status() == NtStatus::ObjectNameNotFound) return retry();
+        return fail(fd.status());
+    }
+    auto info = vfs::query_info(fd->get());
+    if (!info) return fail(info.status());
+    // Replaced between the probe and the open: start over.
+    if (info->device != before->device || info->file_id != before->file_id) return retry();
+
+    FileKey key{info->device, info->file_id};
+    auto token = files.add(key, ShareMode{sharing, p.share_access}, pl.delete_on_close, rp.rel);
+    if (!token) return fail(token.status());
+    auto reg = std::make_shared<FileRegistration>(files, key, *token, root);
+    // Deleted by its last closer between our open and our registration: it is gone, look again.
+    if (info->nlink == 0) {
+        abandon(files, reg);
+        return retry();
+    }
+
+    uint32_t action = create_action::kOpened;
+    if (overwrite) {
+        // MS-FSA 2.1.5.1.2: the data is replaced, the attributes become the requested ones
+        // (+ ARCHIVE), the creation time stays.
+        int64_t ctime = info->creation_time;
+        if (auto old = vfs::read_dos_xattr(fd->get()); old && old->creation_time)
+            ctime = old->creation_time;
+        if (::ftruncate(fd->get(), 0) != 0) {
+            int err = errno;
+            abandon(files, reg);
+            return fail(errno_to_status(err));
+        }
+        if (auto st = apply_new_metadata(fd->get(), p, false, ctime); !st) {
+            abandon(files, reg);
+            return fail(st.status());
+        }
+        action = disp == cd::kSupersede ? create_action::kSuperseded : create_action::kOverwritten;
+        info = vfs::query_info(fd->get());
+        if (!info) {
+            abandon(files, reg);
+            return fail(info.status());
+        }
+    }
+
+    Attempt a;
+    CreateOutcome out;
+    out.open = make_open(std::move(*fd), rp.rel, is_dir, *info, granted, pl, std::move(reg));
+    out.create_action = action;
+    out.info = *info;
+    out.maximal_access = maximal;
+    a.result = std::move(out);
+    return a;
+}
+
+Attempt create_new(const std::shared_ptr<const vfs::ShareRoot>& root, FileTable& files,
+                   const Plan& pl, const vfs::ResolvedPath& rp) {
+    const CreateParams& p = pl.p;
+    const uint32_t disp = p.create_disposition;
+    // MS-FSA 2.1.5.1 phase 6.
+    if (disp == cd::kOpen || disp == cd::kOverwrite) return fail(NtStatus::ObjectNameNotFound);
+
+    const bool make_dir = pl.dir_wanted;
+    // MS-FSA 2.1.5.1 phase 7: a trailing '\' names a directory.
+    if (pl.trailing_separator && !make_dir) return fail(NtStatus::ObjectNameInvalid);
+    // Share permission (MS-SMB2 3.3.5.9): creating needs ADD_FILE / ADD_SUBDIRECTORY.
+    if (!(p.maximal_access & (make_dir ? am::kFileAddSubdirectory : am::kFileAddFile)))
+        return fail(NtStatus::AccessDenied);
+    // MS-FSA 2.1.5.1.1.
+    if (make_dir && (p.file_attributes & fa::kTemporary)) return fail(NtStatus::InvalidParameter);
+    if ((p.file_attributes & fa::kReadonly) && pl.delete_on_close)
+        return fail(NtStatus::CannotDelete);
+    if (p.file_attributes & fa::kEncrypted) return fail(NtStatus::AccessDenied);
+
+    // MS-FSA 2.1.5.1.1: the creator gets what it asked for (MAXIMUM_ALLOWED: all the share
+    // allows).
+    const uint32_t granted = grant(pl, p.maximal_access);
+
+    Result<vfs::UniqueFd> fd = Error(NtStatus::InternalError);
+    if (make_dir) {
+        auto st = vfs::mkdir_beneath(*root, rp.rel, 0777);
+        if (!st) {
+            // Someone else created it first: OPEN_IF opens theirs (smbtorture mkdir-dup).
+            if (st.status() == NtStatus::ObjectNameCollision && disp != cd::kCreate) return retry();
+            return fail(st.status());
+        }
+        fd = open_object(*root, rp.rel, true, granted, false);
+    } else {
+        // The creator may always write what it created: a writable descriptor, whatever the
+        // open was granted, so that allocation and attributes can be applied.
+        fd = vfs::open_beneath(*root, rp.rel, O_CREAT | O_EXCL | O_RDWR, 0666);
+        if (!fd && fd.status() == NtStatus::ObjectNameCollision && disp != cd::kCreate)
+            return retry();
+    }
+    if (!fd) return fail(fd.status());
+
+    auto info = vfs::query_info(fd->get());
+    if (!info) return fail(info.status());
+    FileKey key{info->device, info->file_id};
+    auto token = files.add(key, ShareMode{granted, p.share_access}, pl.delete_on_close, rp.rel);
+    if (!token) return fail(token.status());
+    auto reg = std::make_shared<FileRegistration>(files, key, *token, root);
+
+    if (auto st = apply_new_metadata(fd->get(), p, make_dir, info->creation_time); !st) {
+        // Do not leave a half-made file behind.
+        abandon(files, reg);
+        (void)delete_if_same_file(*root, key, rp.rel);
+        return fail(st.status());
+    }
+    info = vfs::query_info(fd->get());
+    if (!info) {
+        abandon(files, reg);
+        return fail(info.status());
+    }
+
+    Attempt a;
+    CreateOutcome out;
+    out.open = make_open(std::move(*fd), rp.rel, make_dir, *info, granted, pl, std::move(reg));
+    out.create_action = create_action::kCreated;
+    out.info = *info;
+    out.maximal_access = p.maximal_access;
+    a.result = std::move(out);
+    return a;
+}
+
+}  // namespace
+
+Status validate_create(const CreateParams& p) {
+    // MS-SMB2 3.3.5.9 / 2.2.13: ImpersonationLevel is 0..3.
+    if (p.impersonation_level > impersonation_level::kDelegate)
+        return Error(kStatusBadImpersonationLevel);
+    // MS-FSA 2.1.5.1 phase 1: invalid parameter combinations.
+    if (p.create_disposition > cd::kMax) return Error(NtStatus::InvalidParameter);
+    if (p.create_options & kReservedCreateOptions) return Error(NtStatus::InvalidParameter);
+    const bool dir = p.create_options & co::kDirectoryFile;
+    const bool nondir = p.create_options & co::kNonDirectoryFile;
+    if (dir && nondir) return Error(NtStatus::InvalidParameter);
+    if (dir && p.create_disposition != cd::kCreate && p.create_disposition != cd::kOpen &&
+        p.create_disposition != cd::kOpenIf)
+        return Error(NtStatus::InvalidParameter);
+    if (p.share_access & ~share_access::kAll) return Error(NtStatus::InvalidParameter);
+    // MS-FSA 2.1.5.1 phase 1: zero or invalid DesiredAccess bits are ACCESS_DENIED; Windows
+    // checks them before FileAttributes (gentest sends both wrong).
+    if (p.desired_access & am::kInvalidDesiredAccess) return Error(NtStatus::AccessDenied);
+    if ((p.desired_access & ~am::kSynchronize) == 0) return Error(NtStatus::AccessDenied);
+    // MS-FSA 2.1.5.1.1: ACCESS_SYSTEM_SECURITY needs SeSecurityPrivilege, which nobody has here.
+    if (p.desired_access & am::kAccessSystemSecurity) return Error(NtStatus::PrivilegeNotHeld);
+    if (p.file_attributes & ~kValidCreateAttributes) return Error(NtStatus::InvalidParameter);
+    // MS-SMB2 2.2.13: open by file id and reserve-opfilter are not supported by the server.
+    if (p.create_options & (co::kOpenByFileId | co::kReserveOpfilter | kCreateTreeConnection))
+        return Error(NtStatus::NotSupported);
+    // Windows refuses a leading backslash in an SMB2 CREATE name (smbtorture
+    // smb2.create.leading-slash); MS-SMB2 2.2.13 says the name is relative to the share.
+    if (!p.name.empty() && p.name.front() == '\\') return Error(NtStatus::InvalidParameter);
+    if (p.create_options & co::kDeleteOnClose) {
+        // MS-SMB2 3.3.5.9 "Open Execution": the share must allow DELETE at all.
+        if (!(p.maximal_access & am::kDelete)) return Error(NtStatus::AccessDenied);
+        // MS-FSA 2.1.5.1 phase 1: delete on close needs DELETE in DesiredAccess
+        // (MAXIMUM_ALLOWED and GENERIC_ALL include it here).
+        uint32_t mapped = map_generic_file(p.desired_access);
+        if (!(mapped & (am::kDelete | am::kMaximumAllowed)))
+            return Error(NtStatus::InvalidParameter);
+    }
+    return {};
+}
+
+Result<CreateOutcome> create_file(const std::shared_ptr<const vfs::ShareRoot>& root,
+                                  FileTable& files, const CreateParams& p) {
+    DAX_CHECK(validate_create(p));
+    Plan pl{p};
+    pl.options = p.create_options & ~kClearedOptions;
+    uint32_t mapped = map_generic_file(p.desired_access);
+    pl.want_max = mapped & am::kMaximumAllowed;
+    pl.desired = mapped & ~am::kMaximumAllowed;
+    // MS-SMB2 3.3.5.9: FILE_NO_INTERMEDIATE_BUFFERING clears FILE_APPEND_DATA.
+    if (pl.options & co::kNoIntermediateBuffering) pl.desired &= ~am::kFileAppendData;
+    // Nothing beyond what the share grants (TreeConnect.MaximalAccess, MS-SMB2 3.3.5.7/3.3.5.9).
+    if (pl.desired & ~p.maximal_access) return Error(NtStatus::AccessDenied);
+    pl.dir_wanted = pl.options & co::kDirectoryFile;
+    pl.nondir_wanted = pl.options & co::kNonDirectoryFile;
+    pl.delete_on_close = pl.options & co::kDeleteOnClose;
+
+    DAX_TRY(auto sp, vfs::parse_smb_path(p.name));
+    // No named streams on this server (create.h).
+    if (sp.has_stream()) return Error(NtStatus::ObjectNameInvalid);
+    pl.explicit_data = !sp.stream_type.empty();
+    pl.trailing_separator = sp.trailing_separator;
+    // MS-FSA 2.1.5.1 phase 1 and 7.
+    if (pl.trailing_separator && pl.nondir_wanted) return Error(NtStatus::ObjectNameInvalid);
+    if (pl.explicit_data && pl.dir_wanted) return Error(NtStatus::NotADirectory);
+
+    for (int i = 0; i < 8; ++i) {
+        DAX_TRY(auto rp, vfs::resolve_path(*root, sp));
+        Attempt a =
+            rp.exists ? open_existing(root, files, pl, rp) : create_new(root, files, pl, rp);
+        if (!a.retry) return std::move(a.result);
+    }
+    // Another client keeps creating and deleting the same name under us.
+    return Error(NtStatus::SharingViolation);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The handler.
+
+namespace {
+
+void fill_times(CreateResponse& r, const vfs::FileInfo& i) {
+    r.creation_time = i.creation_time;
+    r.last_access_time = i.last_access_time;
+    r.last_write_time = i.last_write_time;
+    r.change_time = i.change_time;
+    r.allocation_size = int64_t(i.allocation_size);
+    r.end_of_file = int64_t(i.end_of_file);
+    r.file_attributes = i.file_attributes;
+}
+
+// A named pipe on IPC$ (MS-SMB2 3.3.5.9 with the pipe rules of 2.2.13).
+NtStatus create_pipe(RequestContext& ctx, const CreateRequest& req) {
+    // MS-SMB2 3.3.5.9 "Open Execution": pipes refuse the Delegate level.
+    if (req.impersonation_level >= impersonation_level::kDelegate)
+        return kStatusBadImpersonationLevel;
+    std::string_view name = req.name;
+    if (!name.empty() && name.front() == '\\') name.remove_prefix(1);
+    auto ep = rpcpipe::make_pipe_endpoint(ctx.server, name);
+    if (!ep) {
+        log_debug("conn ", ctx.conn.id, ": no pipe named '", name, "'");
+        return NtStatus::ObjectNameNotFound;
+    }
+    uint32_t mapped = map_generic_file(req.desired_access);
+    if (mapped & am::kMaximumAllowed) mapped = (mapped & ~am::kMaximumAllowed) | am::kFileAllAccess;
+
+    auto open = std::make_shared<Open>();
+    open->pipe = std::move(ep);
+    open->path = std::string(name);
+    open->granted_access = mapped;
+    open->share_access = req.share_access;
+    open->create_options = req.create_options;
+    open->session_id = ctx.session_id;
+    open->tree_id = ctx.tree->id;
+    open->tree = ctx.tree;
+    open->connection_id = ctx.conn.id;
+    ctx.server.opens.insert(open);
+    ctx.created_file_id = open->id;
+
+    CreateResponse resp;
+    resp.create_action = create_action::kOpened;
+    // MS-SMB2 3.3.5.9: times and sizes of a pipe are 0; Windows and Samba report NORMAL.
+    resp.file_attributes = fa::kNormal;
+    resp.file_id = open->id;
+    resp.serialize(ctx.body());
+    return NtStatus::Success;
+}
+
+}  // namespace
+
+asio::awaitable<NtStatus> create(RequestContext& ctx) {
+    auto req = CreateRequest::parse(ctx.msg);
+    if (!req) co_return req.status();
+    if (ctx.tree->is_ipc()) co_return create_pipe(ctx, *req);
+
+    auto share = ctx.tree->share;
+    if (!share || !share->root) co_return NtStatus::BadNetworkName;
+
+    auto contexts = decode_create_contexts(req->contexts);
+    if (!contexts) co_return contexts.status();
+
+    CreateParams p;
+    p.name = req->name;
+    p.impersonation_level = req->impersonation_level;
+    p.desired_access = req->desired_access;
+    p.file_attributes = req->file_attributes;
+    p.share_access = req->share_access;
+    p.create_disposition = req->create_disposition;
+    p.create_options = req->create_options;
+    p.maximal_access = ctx.tree->maximal_access;
+    p.store_dos_attributes = share->config.store_dos_attributes;
+    p.allocation_size = contexts->allocation_size;
+    p.eas = std::move(contexts->eas);
+
+    auto refused = [&](NtStatus st) {
+        if (st == NtStatus::AccessDenied || st == NtStatus::PrivilegeNotHeld)
+            log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(), ": user ",
+                     ctx.session->user, " CREATE '", p.name, "' on [", share->config.name,
+                     "] access 0x", std::hex, p.desired_access, " disposition ", std::dec,
+                     p.create_disposition, " refused: ", status_name(st));
+        else
+            log_debug("conn ", ctx.conn.id, ": CREATE '", p.name, "' -> ", status_name(st));
+        return st;
+    };
+
+    if (auto st = validate_create(p); !st) co_return refused(st.status());
+    // MS-SMB2 3.3.5.9.4: no snapshot exists for any timestamp (no previous versions served).
+    if (contexts->timewarp) co_return refused(NtStatus::ObjectNameNotFound);
+
+    std::shared_ptr<const vfs::ShareRoot> root = share->root;
+    auto res = co_await ctx.blocking([&] { return create_file(root, FileTable::global(), p); });
+    if (!res) co_return refused(res.status());
+
+    // The session, tree or connection may have gone while the pool worked: then nobody could
+    // ever close this open; dropping it here releases it.
+    if (ctx.conn.closed() || !ctx.session->find_tree(ctx.tree->id))
+        co_return NtStatus::NetworkNameDeleted;
+
+    auto& open = res->open;
+    open->session_id = ctx.session_id;
+    open->tree_id = ctx.tree->id;
+    open->tree = ctx.tree;
+    open->connection_id = ctx.conn.id;
+    ctx.server.opens.insert(open);
+    ctx.created_file_id = open->id;
+
+    CreateResponse resp;
+    // Oplocks and leases are not granted yet (MS-SMB2 3.3.5.9 "Oplock Acquisition" falls back
+    // to SMB2_OPLOCK_LEVEL_NONE when the object store grants none).
+    resp.oplock_level = oplock_level::kNone;
+    resp.create_action = res->create_action;
+    fill_times(resp, res->info);
+    resp.file_id = open->id;
+    resp.contexts = encode_create_response_contexts(*contexts, res->maximal_access, res->info);
+    resp.serialize(ctx.body());
+    log_debug("conn ", ctx.conn.id, ": CREATE '", p.name, "' -> fid ", open->id.volatile_,
+              " action ", res->create_action);
+    co_return NtStatus::Success;
+}
+
+}  // namespace daxsmbd::server::handlers

@@ -1,0 +1,67 @@
+// Create contexts of CREATE (MS-SMB2 3.3.5.9.x); see create_contexts.h for what is done with each.
+#include "server/handlers/create_contexts.h"
+
+namespace daxsmbd::server::handlers {
+
+using namespace protocol;
+
+Result<CreateContextRequests> decode_create_contexts(const CreateContextList& list) {
+    namespace n = create_context_name;
+    CreateContextRequests out;
+    if (const CreateContext* c = list.find(Bytes(n::kEaBuffer))) {
+        DAX_TRY(auto ea, EaBufferContext::decode(c->data));
+        std::vector<vfs::Ea> eas;
+        eas.reserve(ea.entries.size());
+        for (auto& e : ea.entries) eas.push_back(vfs::Ea{e.name, e.value, e.flags});
+        out.eas = std::move(eas);
+    }
+    if (const CreateContext* c = list.find(Bytes(n::kSdBuffer))) {
+        DAX_CHECK(SdBufferContext::decode(c->data));
+        out.security_descriptor = true;
+    }
+    if (const CreateContext* c = list.find(Bytes(n::kAllocationSize))) {
+        DAX_TRY(auto alloc, AllocationSizeContext::decode(c->data));
+        out.allocation_size = alloc.allocation_size;
+    }
+    if (const CreateContext* c = list.find(Bytes(n::kTimewarpToken))) {
+        DAX_TRY(auto twrp, TimewarpToken::decode(c->data));
+        out.timewarp = twrp.timestamp;
+    }
+    if (const CreateContext* c = list.find(Bytes(n::kQueryMaximalAccess))) {
+        DAX_TRY(auto mxac, MaximalAccessRequest::decode(c->data));
+        out.query_maximal_access = true;
+        out.maximal_access_timestamp = mxac.timestamp;
+    }
+    // QFid requests carry no data; whatever they carry is ignored (MS-SMB2 2.2.13.2.9).
+    out.query_on_disk_id = list.find(Bytes(n::kQueryOnDiskId)) != nullptr;
+    return out;
+}
+
+CreateContextList encode_create_response_contexts(const CreateContextRequests& req,
+                                                  uint32_t maximal_access,
+                                                  const vfs::FileInfo& info) {
+    CreateContextList out;
+    if (req.query_maximal_access) {
+        MaximalAccessResponse r;
+        // MS-SMB2 3.3.5.9.5: a client that already knows the answer for this ChangeTime gets
+        // STATUS_NONE_MAPPED and no access mask.
+        if (req.maximal_access_timestamp && *req.maximal_access_timestamp == info.change_time) {
+            r.query_status = NtStatus::NoneMapped;
+            r.maximal_access = 0;
+        } else {
+            r.maximal_access = maximal_access;
+        }
+        out.add(r);
+    }
+    if (req.query_on_disk_id) {
+        // MS-SMB2 2.2.14.2.9: DiskFileId is the file's id on the volume (the inode, as
+        // FileInternalInformation reports it), VolumeId the volume it lives on.
+        QueryOnDiskIdResponse r;
+        r.disk_file_id = info.file_id;
+        r.volume_id = info.device;
+        out.add(r);
+    }
+    return out;
+}
+
+}  // namespace daxsmbd::server::handlers

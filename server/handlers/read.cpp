@@ -1,0 +1,146 @@
+// READ (MS-SMB2 3.3.5.12). File data is read with pread on the blocking pool into a pool buffer
+// that is sent as its own gather fragment after the response body (no copy); the io_uring block
+// path and the DAX path replace the pread later.
+#include "protocol/read.h"
+
+#include <unistd.h>
+
+#include <boost/asio/redirect_error.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+
+#include "protocol/access_mask.h"
+#include "server/buffer_pool.h"
+#include "server/connection.h"
+#include "server/errno_status.h"
+#include "server/handlers/handlers.h"
+#include "server/log.h"
+#include "server/rpcpipe/pipe_endpoint.h"
+#include "server/server.h"
+
+namespace daxsmbd::server::handlers {
+
+using namespace protocol;
+namespace am = protocol::access_mask;
+
+namespace {
+
+struct ReadOutcome {
+    size_t bytes = 0;
+    int err = 0;
+};
+
+// Reads `len` bytes at `offset` into `buf`, retrying short reads, stopping early at end of file.
+ReadOutcome pread_full(int fd, std::byte* buf, size_t len, uint64_t offset) {
+    ReadOutcome out;
+    while (out.bytes < len) {
+        ssize_t n = ::pread(fd, buf + out.bytes, len - out.bytes, off_t(offset + out.bytes));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            out.err = errno;
+            break;
+        }
+        if (n == 0) break;  // end of file
+        out.bytes += size_t(n);
+    }
+    return out;
+}
+
+// READ on a named pipe: the RPC output waiting in the endpoint. A read that finds nothing waits
+// (MS-SMB2 3.3.5.12 lets a blocking-mode pipe read go async) for a WRITE on the same pipe to
+// produce a reply, polling, until the request is cancelled or the pipe closed.
+asio::awaitable<NtStatus> read_pipe(RequestContext& ctx, const std::shared_ptr<Open>& open,
+                                    const ReadRequest& req) {
+    // MS-SMB2 3.3.5.12: unbuffered reads make no sense on a pipe (3.0.2 and later).
+    if ((req.flags & read_flags::kReadUnbuffered) &&
+        uint16_t(ctx.conn.state.dialect) >= uint16_t(Dialect::Smb302))
+        co_return NtStatus::InvalidParameter;
+    if (req.length > 0 && open->pipe->pending() == 0) {
+        co_await ctx.go_async();
+        auto timer = std::make_shared<asio::steady_timer>(ctx.conn.executor);
+        ctx.pending->waiter = timer;
+        while (open->pipe->pending() == 0) {
+            if (ctx.cancelled()) co_return NtStatus::Cancelled;
+            if (ctx.server.opens.find(open->id.volatile_) != open) co_return NtStatus::PipeBroken;
+            timer->expires_after(std::chrono::milliseconds(5));
+            boost::system::error_code ec;
+            co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+    }
+    const size_t avail = open->pipe->pending();
+    ByteVector data = open->pipe->read(req.length);
+    ReadResponse resp;
+    resp.data = Bytes(data);
+    resp.serialize(ctx.body());
+    // The message did not fit: the client reads the rest with further READs (MS-SMB2
+    // 3.3.5.12, STATUS_BUFFER_OVERFLOW is a warning that still carries data).
+    co_return avail > data.size() ? NtStatus::BufferOverflow : NtStatus::Success;
+}
+
+}  // namespace
+
+asio::awaitable<NtStatus> read(RequestContext& ctx) {
+    auto req = ReadRequest::parse(ctx.msg);
+    if (!req) co_return req.status();
+    auto found = ctx.find_open(req->file_id);
+    if (!found) co_return found.status();
+    std::shared_ptr<Open> open = *found;
+
+    // MS-SMB2 3.3.5.12: Length above MaxReadSize.
+    if (req->length > ctx.conn.state.max_read_size) co_return NtStatus::InvalidParameter;
+    // RDMA channels need an RDMA connection, which this transport is not.
+    if (req->channel != channel::kNone) co_return NtStatus::InvalidParameter;
+
+    if (open->pipe) co_return co_await read_pipe(ctx, open, *req);
+
+    // A directory has no data stream to read (Windows and Samba: INVALID_DEVICE_REQUEST, even
+    // for zero bytes; smbtorture smb2.read.dir).
+    if (open->is_directory) co_return NtStatus::InvalidDeviceRequest;
+    // MS-SMB2 3.3.5.12; EXECUTE implied READ_DATA at CREATE.
+    if (!(open->granted_access & (am::kFileReadData | am::kFileExecute))) {
+        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(), ": READ of '", open->path,
+                 "' without read access refused");
+        co_return NtStatus::AccessDenied;
+    }
+    // Offsets are signed 64-bit in the object store (MS-FSA 2.1.5.2): past INT64_MAX, or a
+    // range ending past it, is invalid (smbtorture smb2.rw.invalid).
+    constexpr uint64_t kMaxOffset = uint64_t(INT64_MAX);
+    if (req->offset > kMaxOffset || req->length > kMaxOffset - req->offset)
+        co_return NtStatus::InvalidParameter;
+    // MS-SMB2 3.3.5.12: fewer bytes than MinimumCount is END_OF_FILE; asking for less than the
+    // minimum can never succeed.
+    if (req->minimum_count > req->length) co_return NtStatus::EndOfFile;
+
+    ReadResponse resp;
+    if (req->length == 0) {
+        // A zero-byte read succeeds anywhere (smbtorture smb2.read.eof); the Buffer byte of
+        // the 17-byte structure is still sent.
+        resp.serialize_without_data(ctx.body(), 0);
+        ctx.body().u8(0);
+        co_return NtStatus::Success;
+    }
+
+    PoolBuffer buf = BufferPool::global().acquire(req->length);
+    const int fd = open->fd;
+    const uint64_t offset = req->offset;
+    const size_t len = req->length;
+    std::byte* dst = buf.data();
+    ReadOutcome r = co_await ctx.blocking([=] { return pread_full(fd, dst, len, offset); });
+    if (r.err) co_return errno_to_status(r.err);
+    // At or past the end of file nothing is read: END_OF_FILE (MS-FSA 2.1.5.2).
+    if (r.bytes == 0 || r.bytes < req->minimum_count) co_return NtStatus::EndOfFile;
+
+    {
+        // FilePositionInformation follows the last read, as Samba keeps it (smbtorture
+        // smb2.read.position in its default, non-Windows mode).
+        std::lock_guard lk(open->mu);
+        open->position = offset + r.bytes;
+    }
+    buf.set_size(r.bytes);
+    resp.serialize_without_data(ctx.body(), uint32_t(r.bytes));
+    ctx.data_fragment = std::move(buf);
+    co_return NtStatus::Success;
+}
+
+}  // namespace daxsmbd::server::handlers
