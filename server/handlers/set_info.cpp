@@ -1,0 +1,408 @@
+// SET_INFO (MS-SMB2 3.3.5.21): file classes (MS-FSCC 2.4, MS-FSA 2.1.5.15), file-system classes
+// (none can be applied) and security (not supported until NT ACLs are stored).
+//
+// Decisions (where the specifications leave room or daxsmbd differs from Windows):
+//   - Read-only share: every class that changes the file answers STATUS_ACCESS_DENIED (the open
+//     could not have been granted the rights anyway); FilePositionInformation and
+//     FileModeInformation, which only change the handle, still work. A read-only mount answers
+//     STATUS_MEDIA_WRITE_PROTECTED (MS-FSA 2.1.5.15).
+//   - FileBasicInformation times: 0 and -1 leave a time alone, -2 too. -1 ("stop updating this
+//     time for this handle") is not enforced: Linux updates mtime/ctime on every write, and
+//     putting the time back after each WRITE is not done (yet). ChangeTime cannot be set on
+//     Linux and is ignored.
+//   - FileAllocationInformation below the end of file truncates to exactly that size (Samba's
+//     behaviour; MS-FSA rounds up to a cluster first), see info::set_allocation().
+//   - FileValidDataLengthInformation: Linux has no valid data length (it always equals the end
+//     of file), so a set succeeds when it asks for exactly the end of file and is
+//     STATUS_INVALID_PARAMETER otherwise (MS-FSA 2.1.5.15.15: below the current VDL or beyond
+//     the end of file).
+//   - FileShortNameInformation: STATUS_SHORT_NAMES_NOT_ENABLED_ON_VOLUME (no 8.3 names).
+//   - FileDispositionInformationEx with FILE_DISPOSITION_POSIX_SEMANTICS is handled like a plain
+//     delete (the name goes at the last close); FILE_DISPOSITION_ON_CLOSE sets or clears this
+//     handle's delete-on-close.
+//   - Renaming a directory while a file or directory below it is open: STATUS_ACCESS_DENIED
+//     (MS-FSA 2.1.4.2 / 2.1.5.15.12). Opens of the same file through other handles follow the
+//     rename (their path is updated).
+//   - SMB2_0_INFO_SECURITY: after the access checks of MS-SMB2 3.3.5.21.3, STATUS_NOT_SUPPORTED.
+//     daxsmbd stores no NT ACLs yet and does not claim FILE_PERSISTENT_ACLS, so well-behaved
+//     clients (Windows Explorer, robocopy without /SEC, macOS) do not try; accepting and
+//     dropping a descriptor would tell a client its ACL was applied when it was not.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "protocol/access_mask.h"
+#include "protocol/file_info.h"
+#include "protocol/fs_info.h"
+#include "protocol/set_info.h"
+#include "server/connection.h"
+#include "server/errno_status.h"
+#include "server/handlers/handlers.h"
+#include "server/handlers/info_classes.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/state/file_table.h"
+#include "server/state/share.h"
+#include "server/vfs/ea.h"
+
+namespace daxsmbd::server::handlers {
+
+using namespace protocol;
+namespace fic = protocol::file_info_class;
+namespace am = protocol::access_mask;
+
+namespace {
+
+FileTable& table_of(const Open& open) {
+    return open.file_registration ? open.file_registration->table() : FileTable::global();
+}
+
+FileKey key_of(const Open& open) {
+    return FileKey{open.device, open.file_id};
+}
+
+uint32_t current_mode(const Open& open) {
+    return open.mode_set ? open.mode : info::mode_from_create_options(open.create_options);
+}
+
+Status require(const Open& open, uint32_t access) {
+    if (!(open.granted_access & access)) return Error(NtStatus::AccessDenied);
+    return {};
+}
+
+// MS-FSA 2.1.5.15.3 / 2.1.5.15.4: may this file's delete become pending?
+Status check_deletable(const vfs::ShareRoot& root, const Open& open, bool ignore_readonly) {
+    if (open.path.empty()) return Error(NtStatus::AccessDenied);  // the share root
+    DAX_TRY(auto fi, vfs::query_info(open.fd));
+    if ((fi.file_attributes & vfs::kAttrReadonly) && !ignore_readonly)
+        return Error(NtStatus::CannotDelete);
+    if (fi.is_directory) {
+        DAX_TRY(bool empty, info::directory_is_empty(root, open.path));
+        if (!empty) return Error(NtStatus::DirectoryNotEmpty);
+    }
+    return {};
+}
+
+Status set_disposition(const vfs::ShareRoot& root, Open& open, Bytes buf) {
+    DAX_TRY(auto d, FileDispositionInfo::decode(buf));
+    FileTable& files = table_of(open);
+    if (d.delete_pending) DAX_CHECK(check_deletable(root, open, false));
+    return files.set_delete_pending(key_of(open), d.delete_pending);
+}
+
+Status set_disposition_ex(const vfs::ShareRoot& root, Open& open, Bytes buf) {
+    namespace dx = file_disposition_ex;
+    DAX_TRY(auto d, FileDispositionInfoEx::decode(buf));
+    constexpr uint32_t kKnown = dx::kDelete | dx::kPosixSemantics | dx::kForceImageSectionCheck |
+                                dx::kOnClose | dx::kIgnoreReadonlyAttribute;
+    if (d.flags & ~kKnown) return Error(NtStatus::NotSupported);  // MS-FSA 2.1.5.15.4
+    FileTable& files = table_of(open);
+    const bool on_close = d.flags & dx::kOnClose;
+    if (on_close && !open.file_registration) return Error(NtStatus::NotSupported);
+    if (d.flags & dx::kDelete) {
+        // IGNORE_READONLY_ATTRIBUTE counts only with the right to change the attribute.
+        bool ignore_ro = (d.flags & dx::kIgnoreReadonlyAttribute) &&
+                         (open.granted_access & am::kFileWriteAttributes);
+        DAX_CHECK(check_deletable(root, open, ignore_ro));
+    }
+    const bool del = d.flags & dx::kDelete;
+    if (on_close)
+        return files.set_delete_on_close(key_of(open), open.file_registration->token(), del);
+    return files.set_delete_pending(key_of(open), del);
+}
+
+Status set_end_of_file(Open& open, Bytes buf) {
+    DAX_TRY(auto e, FileEndOfFileInfo::decode(buf));
+    if (open.is_directory || e.end_of_file < 0) return Error(NtStatus::InvalidParameter);
+    if (::ftruncate(open.fd, e.end_of_file) != 0) return Error(errno_to_status(errno));
+    return {};
+}
+
+Status set_allocation(Open& open, Bytes buf) {
+    DAX_TRY(auto a, FileAllocationInfo::decode(buf));
+    if (open.is_directory || a.allocation_size < 0) return Error(NtStatus::InvalidParameter);
+    return info::set_allocation(open.fd, a.allocation_size);
+}
+
+Status set_valid_data_length(Open& open, Bytes buf) {
+    DAX_TRY(auto v, FileValidDataLengthInfo::decode(buf));
+    if (open.is_directory) return Error(NtStatus::InvalidParameter);
+    struct stat st {};
+    if (::fstat(open.fd, &st) != 0) return Error(errno_to_status(errno));
+    // The valid data length is the end of file on Linux: it can neither shrink nor pass it.
+    if (v.valid_data_length != st.st_size) return Error(NtStatus::InvalidParameter);
+    return {};
+}
+
+Status set_full_ea(Open& open, Bytes buf) {
+    auto list = FileFullEaInfo::decode(buf);
+    // MS-SMB2 3.3.5.21.1: a malformed EA buffer.
+    if (!list) return Error(info::kStatusEaListInconsistent);
+    std::vector<vfs::Ea> eas;
+    eas.reserve(list->entries.size());
+    for (auto& e : list->entries) {
+        // MS-FSA 2.1.5.15.6: FILE_NEED_EA is the only flag.
+        if (e.flags & ~kFileNeedEa) return Error(kStatusInvalidEaName);
+        eas.push_back(
+            vfs::Ea{e.name, std::vector<std::byte>(e.value.begin(), e.value.end()), e.flags});
+    }
+    return vfs::set_eas(open.fd, eas);
+}
+
+Status set_position(Open& open, Bytes buf) {
+    DAX_TRY(auto p, FilePositionInfo::decode(buf));
+    std::lock_guard lk(open.mu);
+    // MS-FSA 2.1.5.15.10; sector-aligned under FILE_NO_INTERMEDIATE_BUFFERING (512 bytes).
+    if (p.current_byte_offset < 0) return Error(NtStatus::InvalidParameter);
+    if ((current_mode(open) & file_mode::kNoIntermediateBuffering) &&
+        p.current_byte_offset % 512 != 0)
+        return Error(NtStatus::InvalidParameter);
+    open.position = uint64_t(p.current_byte_offset);
+    return {};
+}
+
+Status set_mode(Open& open, Bytes buf) {
+    DAX_TRY(auto m, FileModeInfo::decode(buf));
+    std::lock_guard lk(open.mu);
+    DAX_TRY(uint32_t mode, info::apply_mode(current_mode(open), m.mode));
+    open.mode = mode;
+    open.mode_set = true;
+    return {};
+}
+
+// True when an open of the same share lies below directory `dir_rel` (MS-FSA 2.1.4.2: a
+// directory with open files cannot be renamed).
+bool has_open_children(Server& server, const Share* share, const std::string& dir_rel) {
+    const std::string prefix = dir_rel + "/";
+    bool found = false;
+    // remove_if with a predicate that never removes: the one way to look at every open.
+    server.opens.remove_if([&](const Open& o) {
+        if (!found && o.tree && o.tree->share.get() == share && o.path.size() > prefix.size() &&
+            o.path.compare(0, prefix.size(), prefix) == 0)
+            found = true;
+        return false;
+    });
+    return found;
+}
+
+// Every open of the same file on the same share follows a rename.
+void update_paths(Server& server, const Share* share, const FileKey& key,
+                  const std::string& new_rel) {
+    std::vector<uint64_t> same;
+    server.opens.remove_if([&](const Open& o) {
+        if (o.tree && o.tree->share.get() == share && o.device == key.device &&
+            o.file_id == key.inode)
+            same.push_back(o.id.volatile_);
+        return false;
+    });
+    for (uint64_t id : same) {
+        auto o = server.opens.find(id);
+        if (!o) continue;  // closed in between
+        std::lock_guard lk(o->mu);
+        o->path = new_rel;
+    }
+}
+
+asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> open, Bytes buf) {
+    // MS-SMB2 3.3.5.21.1: the size check comes first, then RootDirectory, then DELETE access.
+    auto r = FileRenameInfo::decode(buf);
+    if (!r) co_return r.status();
+    if (r->root_directory != 0) co_return NtStatus::InvalidParameter;
+    if (!(open->granted_access & am::kDelete)) co_return NtStatus::AccessDenied;
+    const Share* share = ctx.tree->share.get();
+    if (open->is_directory && has_open_children(ctx.server, share, open->path)) {
+        log_debug("conn ", ctx.conn.id, ": rename of '", open->path, "' refused: open children");
+        co_return NtStatus::AccessDenied;
+    }
+    std::shared_ptr<vfs::ShareRoot> root = ctx.tree->share->root;
+    const FileKey key = key_of(*open);
+    auto renamed = co_await ctx.blocking([&]() -> Result<std::string> {
+        std::string from;
+        {
+            std::lock_guard lk(open->mu);
+            from = open->path;
+        }
+        DAX_TRY(auto to, info::rename_file(*root, table_of(*open), key, from, r->file_name,
+                                           r->replace_if_exists));
+        if (to != from) table_of(*open).set_path(key, to);
+        return to;
+    });
+    if (!renamed) co_return renamed.status();
+    update_paths(ctx.server, share, key, *renamed);
+    co_return NtStatus::Success;
+}
+
+asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> open,
+                                   const SetInfoRequest& req) {
+    const uint8_t c = req.file_info_class;
+    switch (info::set_file_class_support(c)) {
+        case info::ClassSupport::Invalid:
+            co_return NtStatus::InvalidInfoClass;
+        case info::ClassSupport::NotSupported:
+            co_return NtStatus::NotSupported;
+        case info::ClassSupport::Supported:
+            break;
+    }
+    Bytes buf = req.buffer;
+    // Classes that only change the handle, not the file.
+    if (c == fic::kFilePositionInformation) co_return set_position(*open, buf).status();
+    if (c == fic::kFileModeInformation) co_return set_mode(*open, buf).status();
+
+    if (ctx.tree->read_only) {
+        log_debug("conn ", ctx.conn.id, ": SET_INFO class ", int(c), " on read-only share");
+        co_return NtStatus::AccessDenied;
+    }
+    std::shared_ptr<vfs::ShareRoot> root = ctx.tree->share->root;
+    if (root->read_only()) co_return NtStatus::MediaWriteProtected;  // MS-FSA 2.1.5.15
+
+    // MS-SMB2 3.3.5.21.1 access checks.
+    switch (c) {
+        case fic::kFileBasicInformation:
+            if (auto st = require(*open, am::kFileWriteAttributes); !st) co_return st.status();
+            break;
+        case fic::kFileDispositionInformation:
+        case fic::kFileDispositionInformationEx:
+        case fic::kFileShortNameInformation:
+            if (auto st = require(*open, am::kDelete); !st) co_return st.status();
+            break;
+        case fic::kFileFullEaInformation:
+            if (auto st = require(*open, am::kFileWriteEa); !st) co_return st.status();
+            break;
+        case fic::kFileAllocationInformation:
+        case fic::kFileEndOfFileInformation:
+        case fic::kFileValidDataLengthInformation:
+            if (auto st = require(*open, am::kFileWriteData); !st) co_return st.status();
+            break;
+        default:
+            break;
+    }
+
+    switch (c) {
+        case fic::kFileRenameInformation:
+            co_return co_await set_rename(ctx, open, buf);
+        case fic::kFileShortNameInformation:
+            co_return info::kStatusShortNamesNotEnabled;
+        case fic::kFileLinkInformation: {
+            auto l = FileLinkInfo::decode(buf);
+            if (!l) co_return l.status();
+            if (l->root_directory != 0) co_return NtStatus::InvalidParameter;
+            if (open->is_directory) co_return NtStatus::FileIsADirectory;  // MS-FSA 2.1.5.15.7
+            auto st = co_await ctx.blocking([&] {
+                std::string from;
+                {
+                    std::lock_guard lk(open->mu);
+                    from = open->path;
+                }
+                return info::link_file(*root, table_of(*open), key_of(*open), from, l->file_name,
+                                       l->replace_if_exists);
+            });
+            co_return st.status();
+        }
+        default:
+            break;
+    }
+
+    auto st = co_await ctx.blocking([&]() -> Status {
+        switch (c) {
+            case fic::kFileBasicInformation: {
+                DAX_TRY(auto b, FileBasicInfo::decode(buf));
+                vfs::BasicInfoUpdate u;
+                u.creation_time = b.creation_time;
+                u.last_access_time = b.last_access_time;
+                u.last_write_time = b.last_write_time;
+                u.change_time = b.change_time;
+                u.file_attributes = b.file_attributes;
+                u.is_share_root = open->path.empty();
+                return vfs::set_basic_info(open->fd, u);
+            }
+            case fic::kFileDispositionInformation:
+                return set_disposition(*root, *open, buf);
+            case fic::kFileDispositionInformationEx:
+                return set_disposition_ex(*root, *open, buf);
+            case fic::kFileEndOfFileInformation:
+                return set_end_of_file(*open, buf);
+            case fic::kFileAllocationInformation:
+                return set_allocation(*open, buf);
+            case fic::kFileValidDataLengthInformation:
+                return set_valid_data_length(*open, buf);
+            case fic::kFileFullEaInformation:
+                return set_full_ea(*open, buf);
+            default:
+                return Error(NtStatus::InternalError);
+        }
+    });
+    co_return st.status();
+}
+
+NtStatus set_fs(const Open& open, const SetInfoRequest& req) {
+    switch (info::set_fs_class_support(req.file_info_class)) {
+        case info::ClassSupport::Invalid:
+            return NtStatus::InvalidInfoClass;
+        default:
+            break;
+    }
+    // MS-SMB2 3.3.5.21.2: FileFsControlInformation / FileFsObjectIdInformation need
+    // FILE_WRITE_DATA; none of the classes can be applied here.
+    if ((req.file_info_class == fs_info_class::kFileFsControlInformation ||
+         req.file_info_class == fs_info_class::kFileFsObjectIdInformation) &&
+        !(open.granted_access & am::kFileWriteData))
+        return NtStatus::AccessDenied;
+    return NtStatus::NotSupported;
+}
+
+NtStatus set_security(const Open& open, const SetInfoRequest& req) {
+    namespace si = security_information;
+    const uint32_t secinfo = req.additional_information;
+    const uint32_t g = open.granted_access;
+    // MS-SMB2 3.3.5.21.3 access checks.
+    if ((secinfo & si::kSacl) && !(g & am::kAccessSystemSecurity)) return NtStatus::AccessDenied;
+    if ((secinfo & si::kDacl) && !(g & am::kWriteDac)) return NtStatus::AccessDenied;
+    if ((secinfo & (si::kLabel | si::kGroup | si::kOwner)) && !(g & am::kWriteOwner))
+        return NtStatus::AccessDenied;
+    if ((secinfo & si::kAttribute) && !(g & am::kWriteDac)) return NtStatus::AccessDenied;
+    if ((secinfo & si::kScope) && !(g & am::kAccessSystemSecurity)) return NtStatus::AccessDenied;
+    if ((secinfo & si::kBackup) &&
+        (g & (am::kWriteDac | am::kWriteOwner | am::kAccessSystemSecurity)) !=
+            (am::kWriteDac | am::kWriteOwner | am::kAccessSystemSecurity))
+        return NtStatus::AccessDenied;
+    // No NT ACL storage yet (see the decisions above).
+    return NtStatus::NotSupported;
+}
+
+}  // namespace
+
+asio::awaitable<NtStatus> set_info(RequestContext& ctx) {
+    auto req = SetInfoRequest::parse(ctx.msg);
+    if (!req) co_return req.status();
+    auto found = ctx.find_open(req->file_id);
+    if (!found) co_return found.status();
+    std::shared_ptr<Open> open = *found;
+
+    // MS-SMB2 3.3.5.21: BufferLength above MaxTransactSize (<427>) or zero.
+    if (req->buffer.size() > ctx.conn.state.max_transact_size || req->buffer.empty())
+        co_return NtStatus::InvalidParameter;
+    if (open->pipe || ctx.tree->is_ipc()) co_return NtStatus::NotSupported;
+    if (!ctx.tree->share || !ctx.tree->share->root || open->fd < 0)
+        co_return NtStatus::InvalidHandle;
+
+    NtStatus st = NtStatus::InvalidParameter;
+    switch (req->info_type) {
+        case info_type::kFile:
+            st = co_await set_file(ctx, open, *req);
+            break;
+        case info_type::kFileSystem:
+            st = set_fs(*open, *req);
+            break;
+        case info_type::kSecurity:
+            st = set_security(*open, *req);
+            break;
+        case info_type::kQuota:
+            st = NtStatus::NotSupported;  // MS-SMB2 3.3.5.21.4
+            break;
+        default:
+            break;
+    }
+    if (st == NtStatus::Success) SetInfoResponse{}.serialize(ctx.body());
+    co_return st;
+}
+
+}  // namespace daxsmbd::server::handlers
