@@ -168,7 +168,9 @@ FUZZERS=()
 for f in "$ROOT"/tests/fuzz/fuzz_*.cpp; do
     [ -e "$f" ] && FUZZERS+=("$(basename "$f" .cpp)")
 done
-SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
+# -fno-sanitize=function: clang 14 cannot emit UBSan's function-type check for coroutines
+# ("error: Cannot represent a difference across sections").
+SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=function -fno-omit-frame-pointer"
 if [ "$DO_CLANG" = 1 ]; then
     stage build-clang 2400 configure_and_build "$CLANG_BUILD_DIR" clang++-14 clang-14 \
         -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" "-DCMAKE_CXX_FLAGS=$SAN" \
