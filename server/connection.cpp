@@ -438,11 +438,12 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
         co_return;
     }
 
-    ResponseElement el;
-    el.bytes = std::move(out);
+    // Decide before `out` moves into the element: body_written() looks at it.
     bool keep_body =
         ctx.body_written() && (!is_error(status) || status == NtStatus::MoreProcessingRequired ||
                                hdr.command == Command::Ioctl);
+    ResponseElement el;
+    el.bytes = std::move(out);
     if (!keep_body) {
         write_error_body(el.bytes, ctx.error_context_count, ctx.error_data);
         ctx.data_fragment.reset();
