@@ -17,9 +17,9 @@
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/server.h"
+#include "server/vfs/dir.h"
 #include "server/vfs/ea.h"
 #include "server/vfs/open.h"
-#include "server/vfs/dir.h"
 #include "server/vfs/path.h"
 
 namespace daxsmbd::server::handlers {
@@ -71,7 +71,6 @@ struct Plan {
     bool dir_wanted = false;     // FILE_DIRECTORY_FILE
     bool nondir_wanted = false;  // FILE_NON_DIRECTORY_FILE
     bool delete_on_close = false;
-    bool explicit_data = false;  // "name::$DATA"
     bool trailing_separator = false;
 };
 
@@ -179,7 +178,7 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
 
     // MS-FSA 2.1.5.1 phase 7: the kind of stream opened must fit the object.
     if (is_dir) {
-        if (pl.nondir_wanted || pl.explicit_data) return fail(NtStatus::FileIsADirectory);
+        if (pl.nondir_wanted) return fail(NtStatus::FileIsADirectory);
         // MS-FSA 2.1.5.1.2: existing directories cannot be overwritten or superseded.
         if (disp != cd::kOpen && disp != cd::kOpenIf)
             return fail(is_root ? NtStatus::AccessDenied : NtStatus::ObjectNameCollision);
@@ -360,7 +359,7 @@ Status validate_create(const CreateParams& p) {
     // MS-FSA 2.1.5.1 phase 1: zero or invalid DesiredAccess bits are ACCESS_DENIED; Windows
     // checks them before FileAttributes (gentest sends both wrong).
     if (p.desired_access & am::kInvalidDesiredAccess) return Error(NtStatus::AccessDenied);
-    if ((p.desired_access & ~am::kSynchronize) == 0) return Error(NtStatus::AccessDenied);
+    if (p.desired_access == 0) return Error(NtStatus::AccessDenied);
     // MS-FSA 2.1.5.1.1: ACCESS_SYSTEM_SECURITY needs SeSecurityPrivilege, which nobody has here.
     if (p.desired_access & am::kAccessSystemSecurity) return Error(NtStatus::PrivilegeNotHeld);
     if (p.file_attributes & ~kValidCreateAttributes) return Error(NtStatus::InvalidParameter);
@@ -399,13 +398,11 @@ Result<CreateOutcome> create_file(const std::shared_ptr<const vfs::ShareRoot>& r
     pl.delete_on_close = pl.options & co::kDeleteOnClose;
 
     DAX_TRY(auto sp, vfs::parse_smb_path(p.name));
-    // No named streams on this server (create.h).
-    if (sp.has_stream()) return Error(NtStatus::ObjectNameInvalid);
-    pl.explicit_data = !sp.stream_type.empty();
+    // No streams on this server, not even the explicit default one (create.h).
+    if (sp.has_stream() || !sp.stream_type.empty()) return Error(NtStatus::ObjectNameInvalid);
     pl.trailing_separator = sp.trailing_separator;
-    // MS-FSA 2.1.5.1 phase 1 and 7.
+    // MS-FSA 2.1.5.1 phase 1.
     if (pl.trailing_separator && pl.nondir_wanted) return Error(NtStatus::ObjectNameInvalid);
-    if (pl.explicit_data && pl.dir_wanted) return Error(NtStatus::NotADirectory);
 
     for (int i = 0; i < 8; ++i) {
         DAX_TRY(auto rp, vfs::resolve_path(*root, sp));

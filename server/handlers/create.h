@@ -6,8 +6,10 @@
 // Decisions (where the specifications leave room or daxsmbd differs from Windows):
 //   - Leading backslash in the name: STATUS_INVALID_PARAMETER (Windows; smbtorture
 //     smb2.create.leading-slash). Pipe names on IPC$ may have one.
-//   - Named streams ("file:stream"): STATUS_OBJECT_NAME_INVALID, as Samba answers on a share
-//     without stream support (smbtorture smb2.create_no_streams). "file::$DATA" is the file.
+//   - Streams ("file:stream", "file:stream:$DATA", even "file::$DATA"):
+//     STATUS_OBJECT_NAME_INVALID, as Samba answers on a share without stream support (smbtorture
+//     smb2.create_no_streams; smb2.streams and the stream steps of smb2.create.gentest and
+//     smb2.fileid fail until streams are stored).
 //   - Share permissions: the tree's MaximalAccess (read-only share: read + execute) bounds every
 //     open; asking for more, or for a disposition that writes, is STATUS_ACCESS_DENIED.
 //     MAXIMUM_ALLOWED grants the tree's maximal access (without the write rights on a READONLY
@@ -15,8 +17,9 @@
 //   - Open.GrantedAccess is the (generic-mapped) DesiredAccess, plus READ_DATA when EXECUTE is
 //     granted (MS-SMB2 3.3.5.9); the rights an overwrite / supersede implies (WRITE_DATA / DELETE,
 //     MS-FSA 2.1.5.1.2) only take part in the sharing check, as in Samba.
-//   - DesiredAccess of only SYNCHRONIZE is treated as zero: STATUS_ACCESS_DENIED (what Windows
-//     answers in smbtorture smb2.create.gentest).
+//   - DesiredAccess of only SYNCHRONIZE is accepted (MS-FSA only refuses 0; Samba agrees and
+//     smbtorture smb2.sharemode relies on it), although Windows refuses it in
+//     smb2.create.gentest.
 //   - FILE_ATTRIBUTE_ENCRYPTED on a created / overwritten file: STATUS_ACCESS_DENIED (no EFS, as
 //     a standalone Windows server).
 //   - Options outside MS-FSA's ValidDirectoryCreateOptions on a directory open are accepted
@@ -77,7 +80,7 @@ struct CreateOutcome {
 //   CreateDisposition > OVERWRITE_IF, reserved CreateOptions bits (0xFF000000),
 //   DIRECTORY_FILE with NON_DIRECTORY_FILE, DIRECTORY_FILE with a disposition other than
 //   CREATE / OPEN / OPEN_IF, ShareAccess beyond READ|WRITE|DELETE   INVALID_PARAMETER
-//   DesiredAccess 0 (or only SYNCHRONIZE), or any bit of 0x0CE0FE00       ACCESS_DENIED
+//   DesiredAccess 0, or any bit of 0x0CE0FE00                             ACCESS_DENIED
 //   ACCESS_SYSTEM_SECURITY (no SeSecurityPrivilege)                      PRIVILEGE_NOT_HELD
 //   FileAttributes with VOLUME, DEVICE, INTEGRITY_STREAM or bits >= 0x10000  INVALID_PARAMETER
 //   FILE_OPEN_BY_FILE_ID, FILE_RESERVE_OPFILTER, FILE_CREATE_TREE_CONNECTION   NOT_SUPPORTED
@@ -92,9 +95,9 @@ Status validate_create(const CreateParams& p);
 //   OBJECT_NAME_NOT_FOUND   OPEN / OVERWRITE of a missing name
 //   OBJECT_PATH_NOT_FOUND   a missing or non-directory parent
 //   OBJECT_NAME_COLLISION   CREATE of an existing name; a non-OPEN(_IF) disposition on a directory
-//   FILE_IS_A_DIRECTORY     NON_DIRECTORY_FILE (or "::$DATA") on a directory
+//   FILE_IS_A_DIRECTORY     NON_DIRECTORY_FILE on a directory
 //   NOT_A_DIRECTORY         DIRECTORY_FILE on a file
-//   OBJECT_NAME_INVALID     bad name, named stream, trailing '\' on a file
+//   OBJECT_NAME_INVALID     bad name, any stream syntax, trailing '\' on a file
 //   ACCESS_DENIED           beyond the share's rights, write to a READONLY file, overwrite of a
 //                           HIDDEN / SYSTEM file without keeping the attribute, path escapes
 //   CANNOT_DELETE           DELETE_ON_CLOSE on a READONLY file

@@ -68,14 +68,13 @@ asio::awaitable<NtStatus> read_pipe(RequestContext& ctx, const std::shared_ptr<O
             co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
         }
     }
-    const size_t avail = open->pipe->pending();
     ByteVector data = open->pipe->read(req.length);
     ReadResponse resp;
     resp.data = Bytes(data);
     resp.serialize(ctx.body());
     // The message did not fit: the client reads the rest with further READs (MS-SMB2
     // 3.3.5.12, STATUS_BUFFER_OVERFLOW is a warning that still carries data).
-    co_return avail > data.size() ? NtStatus::BufferOverflow : NtStatus::Success;
+    co_return open->pipe->message_continues() ? NtStatus::BufferOverflow : NtStatus::Success;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "protocol/write.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include "server/handlers/handlers.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
+#include "server/vfs/metadata.h"
 
 namespace daxsmbd::server::handlers {
 
@@ -37,22 +39,38 @@ struct WriteOutcome {
     uint64_t offset = 0;            // where the data went
 };
 
+// Windows files are not sparse unless marked so: a write far past the end of file allocates the
+// gap, and fails with DISK_FULL when the volume cannot hold it (smbtorture smb2.rw.invalid writes
+// one byte just below the 16 TiB limit). Linux would silently make a sparse file; refuse the same
+// way Windows does unless the file carries FILE_ATTRIBUTE_SPARSE_FILE.
+bool gap_exceeds_free_space(int fd, uint64_t size, uint64_t offset) {
+    if (offset <= size) return false;
+    struct statvfs vs {};
+    if (::fstatvfs(fd, &vs) != 0) return false;
+    const uint64_t avail = uint64_t(vs.f_bavail) * uint64_t(vs.f_frsize);
+    if (offset - size <= avail) return false;
+    auto dos = vfs::read_dos_xattr(fd);
+    return !(dos && (dos->attributes & vfs::kAttrSparseFile));
+}
+
 WriteOutcome pwrite_all(int fd, Bytes data, uint64_t offset, bool to_eof, bool append_only,
                         bool write_through) {
     WriteOutcome out;
-    if (to_eof || append_only) {
-        struct stat st {};
-        if (::fstat(fd, &st) != 0) {
-            out.err = errno;
-            return out;
-        }
-        if (to_eof) {
-            offset = uint64_t(st.st_size);
-        } else if (offset < uint64_t(st.st_size)) {
-            // MS-SMB2 3.3.5.13: writing inside the existing data needs FILE_WRITE_DATA.
-            out.append_violation = true;
-            return out;
-        }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        out.err = errno;
+        return out;
+    }
+    if (to_eof) {
+        offset = uint64_t(st.st_size);
+    } else if (append_only && offset < uint64_t(st.st_size)) {
+        // MS-SMB2 3.3.5.13: writing inside the existing data needs FILE_WRITE_DATA.
+        out.append_violation = true;
+        return out;
+    }
+    if (gap_exceeds_free_space(fd, uint64_t(st.st_size), offset)) {
+        out.err = ENOSPC;
+        return out;
     }
     out.offset = offset;
     while (out.bytes < data.size()) {
