@@ -58,11 +58,11 @@ bool settable_elsewhere(uint8_t c) {
 
 ClassSupport query_file_class_support(uint8_t c) {
     switch (c) {
-        // MS-SMB2 2.2.37: the file classes a server answers (the pipe ones excepted).
+        // MS-SMB2 2.2.37: the file classes a server answers (the pipe ones and
+        // FileAlternateNameInformation excepted: no short names, see info_classes.h).
         case fic::kFileAccessInformation:
         case fic::kFileAlignmentInformation:
         case fic::kFileAllInformation:
-        case fic::kFileAlternateNameInformation:
         case fic::kFileAttributeTagInformation:
         case fic::kFileBasicInformation:
         case fic::kFileCompressionInformation:
@@ -141,7 +141,6 @@ size_t query_file_min_output(uint8_t c) {
     switch (c) {
         case fic::kFileAllInformation:
             return 104;  // sizeof(FILE_ALL_INFORMATION): 100 + one WCHAR, 8-aligned
-        case fic::kFileAlternateNameInformation:
         case fic::kFileNormalizedNameInformation:
             return 8;  // sizeof(FILE_NAME_INFORMATION)
         case fic::kFileStreamInformation:
@@ -646,6 +645,22 @@ Status check_replaceable(FileTable& files, const vfs::FileInfo& t) {
     return {};
 }
 
+// MS-FSA 2.1.5.15.12 / 2.1.5.15.7 open the destination directory for FILE_ADD_FILE (a file) or
+// FILE_ADD_SUBDIRECTORY (a directory) before anything else; Windows shares only read and write
+// with that open (MS-FSA <185>/<183>), so an open of the directory that holds DELETE access or
+// does not share writing makes the rename fail with SHARING_VIOLATION (smbtorture smb2.rename
+// share_delete_and_delete_access, no_share_delete_*), and a delete-pending directory with
+// DELETE_PENDING.
+Status check_destination_dir(const vfs::ShareRoot& root, FileTable& files,
+                             const std::string& dir_rel, bool is_directory) {
+    DAX_TRY(auto fd, vfs::open_beneath(root, dir_rel, O_PATH | O_DIRECTORY));
+    DAX_TRY(auto fi, vfs::query_info(fd.get()));
+    constexpr uint32_t kShareReadWrite = 0x1 | 0x2;  // FILE_SHARE_READ | FILE_SHARE_WRITE
+    ShareMode want{is_directory ? access_mask::kFileAddSubdirectory : access_mask::kFileAddFile,
+                   kShareReadWrite};
+    return files.check(FileKey{fi.device, fi.file_id}, want);
+}
+
 std::mutex& rename_mutex() {
     static std::mutex mu;
     return mu;
@@ -654,11 +669,12 @@ std::mutex& rename_mutex() {
 }  // namespace
 
 Result<std::string> rename_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& key,
-                                std::string_view from_rel, std::string_view new_name,
-                                bool replace_if_exists) {
+                                bool is_directory, std::string_view from_rel,
+                                std::string_view new_name, bool replace_if_exists) {
     std::lock_guard lk(rename_mutex());
     DAX_TRY(auto t, resolve_target(root, new_name));
     if (from_rel.empty()) return Error(NtStatus::AccessDenied);  // the share root
+    DAX_CHECK(check_destination_dir(root, files, t.rp.parent, is_directory));
     // MS-FSA 2.1.5.15.12: Open.Link.IsDeleted.
     if (files.delete_pending(key)) return Error(NtStatus::AccessDenied);
     const std::string from(from_rel);
@@ -693,6 +709,7 @@ Status link_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& ke
                  std::string_view from_rel, std::string_view new_name, bool replace_if_exists) {
     std::lock_guard lk(rename_mutex());
     DAX_TRY(auto t, resolve_target(root, new_name));
+    DAX_CHECK(check_destination_dir(root, files, t.rp.parent, false));
     if (files.delete_pending(key)) return Error(NtStatus::AccessDenied);  // Open.Link.IsDeleted
     if (t.rp.exists) {
         DAX_TRY(auto ti, target_info(root, t.rp.rel));

@@ -8,13 +8,15 @@
 //   - Minimum OutputBufferLength: what Windows checks (the C sizeof of the structure, i.e. the
 //     fixed part plus the first name character, rounded to the structure's alignment), which is
 //     larger than MS-FSCC's fixed part for the name classes: FileAllInformation 104,
-//     FileAlternateNameInformation / FileNormalizedNameInformation 8, FileStreamInformation 32,
+//     FileNormalizedNameInformation 8, FileStreamInformation 32,
 //     FileFsVolumeInformation 24, FileFsAttributeInformation 16 (smbtorture
 //     smb2.getinfo.qfile_buffercheck / qfs_buffercheck, which are run against Windows).
 //   - Short (8.3) names are never generated: directory entries carry an empty ShortName and
-//     FileAlternateNameInformation answers STATUS_OBJECT_NAME_NOT_FOUND, as NTFS does for a file
-//     without a short name (MS-FSA 2.1.5.12.4). Clients that need 8.3 names (DOS programs) do not
-//     get them; smbtorture's tests that insist on a short name fail.
+//     FileAlternateNameInformation is STATUS_NOT_SUPPORTED ("the store does not support the data
+//     requested", MS-SMB2 3.3.5.20.1). NTFS without short names answers
+//     STATUS_OBJECT_NAME_NOT_FOUND (MS-FSA 2.1.5.12.4), but smbclient's "allinfo" gives up on
+//     that status and carries on only after NOT_SUPPORTED / NOT_IMPLEMENTED. Clients that need
+//     8.3 names (DOS programs) do not get them; smbtorture's tests that insist on one fail.
 //   - FileFsAttributeInformation reports the name "NTFS", as Samba does by default: Windows
 //     applications enable features by file-system name. The flags are honest: no
 //     FILE_PERSISTENT_ACLS (no NT ACLs are stored yet), no FILE_NAMED_STREAMS (CREATE refuses
@@ -202,6 +204,8 @@ Status set_allocation(int fd, int64_t allocation_size);
 //                                                                 NOT_SUPPORTED (no streams)
 //   - the share root as source or target                         ACCESS_DENIED /
 //   OBJECT_NAME_INVALID
+//   - an open of the destination directory with DELETE access or without FILE_SHARE_WRITE
+//     (Windows opens it sharing read and write only)               SHARING_VIOLATION
 //   - the source's delete is pending                             ACCESS_DENIED
 //   - the same name (exact case)                                 success, nothing changes
 //   - the same name in another case                              renamed to the new spelling
@@ -214,11 +218,12 @@ Status set_allocation(int fd, int64_t allocation_size);
 // are serialised server-wide (rename_beneath's fallback without RENAME_NOREPLACE relies on it).
 // Blocking.
 Result<std::string> rename_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& key,
-                                std::string_view from_rel, std::string_view new_name,
-                                bool replace_if_exists);
+                                bool is_directory, std::string_view from_rel,
+                                std::string_view new_name, bool replace_if_exists);
 
 // FileLinkInformation (MS-FSA 2.1.5.15.7): a new hard link `new_name` to the file at `from_rel`.
-// Directories: FILE_IS_A_DIRECTORY (the caller checks). An existing target: !replace ->
+// Directories: FILE_IS_A_DIRECTORY (the caller checks). The destination directory's opens as for
+// a rename (SHARING_VIOLATION). An existing target: !replace ->
 // OBJECT_NAME_COLLISION; the same file -> success; a directory, READONLY or open file ->
 // ACCESS_DENIED; otherwise it is unlinked first. Blocking.
 Status link_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& key,

@@ -164,8 +164,6 @@ asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> 
 
     if (req.output_buffer_length < info::query_file_min_output(c))
         co_return info_length_mismatch(ctx);
-    // No 8.3 names are generated (MS-FSA 2.1.5.12.4: empty ShortName).
-    if (c == fic::kFileAlternateNameInformation) co_return NtStatus::ObjectNameNotFound;
     if (c == fic::kFileFullEaInformation) co_return co_await query_full_ea(ctx, open, req);
 
     struct Facts {

@@ -221,8 +221,8 @@ asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> 
             std::lock_guard lk(open->mu);
             from = open->path;
         }
-        DAX_TRY(auto to, info::rename_file(*root, table_of(*open), key, from, r->file_name,
-                                           r->replace_if_exists));
+        DAX_TRY(auto to, info::rename_file(*root, table_of(*open), key, open->is_directory, from,
+                                           r->file_name, r->replace_if_exists));
         if (to != from) table_of(*open).set_path(key, to);
         return to;
     });

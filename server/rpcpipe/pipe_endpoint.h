@@ -15,7 +15,7 @@ class Server;
 namespace daxsmbd::server::rpcpipe {
 
 class PipeEndpoint {
-public:
+  public:
     virtual ~PipeEndpoint() = default;
     // Consumes client PDUs (bind, request, ...). Malformed input: STATUS_INVALID_PARAMETER.
     virtual Status write(protocol::Bytes data) = 0;
@@ -27,10 +27,35 @@ public:
     // FSCTL_PIPE_TRANSCEIVE: write `in`, then read up to `max_out` bytes of the reply.
     virtual Result<protocol::ByteVector> transceive(protocol::Bytes in, size_t max_out) = 0;
     virtual std::string_view name() const = 0;
+
+    // Message-mode details for FSCTL_PIPE_TRANSCEIVE / FSCTL_PIPE_PEEK (added by the IOCTL
+    // handler's author; defaults keep other implementations valid).
+    //
+    // True when the message at the front has been read in part and its rest is still pending:
+    // the READ or IOCTL that returned the first part answers STATUS_BUFFER_OVERFLOW
+    // (MS-SMB2 3.3.5.12, 3.3.5.15.3).
+    virtual bool message_continues() const { return false; }
+    // FSCTL_PIPE_PEEK (MS-SMB2 3.3.5.15.4): what is waiting, without consuming it.
+    struct Peek {
+        size_t bytes_available = 0;    // all pending output
+        size_t messages = 0;           // messages pending
+        size_t message_remaining = 0;  // unread bytes of the front message
+        protocol::ByteVector data;     // up to the requested number of bytes of the front message
+    };
+    virtual Peek peek(size_t max) const {
+        Peek p;
+        p.bytes_available = p.message_remaining = pending();
+        p.messages = p.bytes_available ? 1 : 0;
+        (void)max;
+        return p;
+    }
 };
 
 // The endpoint for a pipe name as a client opens it on IPC$ ("srvsvc", "\\srvsvc",
 // case-insensitive); nullptr for pipes this server does not offer.
 std::unique_ptr<PipeEndpoint> make_pipe_endpoint(Server& server, std::string_view pipe_name);
+
+// Whether make_pipe_endpoint() would give an endpoint for this name (FSCTL_PIPE_WAIT).
+bool pipe_exists(std::string_view pipe_name);
 
 }  // namespace daxsmbd::server::rpcpipe

@@ -63,6 +63,7 @@ TEST(InfoClasses, QueryFileClassesFollowMsSmb2) {
     EXPECT_EQ(info::query_file_class_support(fic::kFileNameInformation), CS::NotSupported);
     EXPECT_EQ(info::query_file_class_support(fic::kFileRenameInformation), CS::NotSupported);
     EXPECT_EQ(info::query_file_class_support(fic::kFilePipeInformation), CS::NotSupported);
+    EXPECT_EQ(info::query_file_class_support(fic::kFileAlternateNameInformation), CS::NotSupported);
     EXPECT_EQ(info::query_file_class_support(0), CS::Invalid);
     EXPECT_EQ(info::query_file_class_support(200), CS::Invalid);
 
@@ -82,9 +83,9 @@ TEST(InfoClasses, QueryFileClassesFollowMsSmb2) {
 
 TEST(InfoClasses, MinimumOutputSizesAreWindowsSizes) {
     // The values smbtorture smb2.getinfo.qfile_buffercheck / qfs_buffercheck check.
-    const std::pair<uint8_t, size_t> file[] = {{4, 40},  {5, 24},  {6, 8},    {7, 4},  {8, 4},
-                                               {16, 4},  {17, 4},  {18, 104}, {21, 8}, {22, 32},
-                                               {28, 16}, {34, 56}, {35, 8},   {14, 8}, {59, 24}};
+    const std::pair<uint8_t, size_t> file[] = {{4, 40},  {5, 24}, {6, 8},    {7, 4},   {8, 4},
+                                               {16, 4},  {17, 4}, {18, 104}, {22, 32}, {28, 16},
+                                               {34, 56}, {35, 8}, {14, 8},   {59, 24}};
     for (auto [c, n] : file)
         EXPECT_EQ(info::query_file_min_output(c), n) << int(c);
     const std::pair<uint8_t, size_t> fs[] = {{1, 24}, {3, 24}, {4, 8},  {5, 16},
@@ -501,11 +502,11 @@ TEST_F(QueryInfoHandler, ClassesAndTypesThatAreRefused) {
     EXPECT_EQ(query(*f, 9, 0).status, NtStatus::InvalidParameter);
     EXPECT_EQ(query(*f, info_type::kFile, fic::kFileBasicInformation, 65537).status,
               NtStatus::InvalidParameter);  // above MaxTransactSize
-    // No 8.3 names: the alternate name does not exist (after the size check).
+    // No 8.3 names: the store does not support alternate names (before any size check).
     EXPECT_EQ(query(*f, info_type::kFile, fic::kFileAlternateNameInformation, 7).status,
-              NtStatus::InfoLengthMismatch);
+              NtStatus::NotSupported);
     EXPECT_EQ(query(*f, info_type::kFile, fic::kFileAlternateNameInformation).status,
-              NtStatus::ObjectNameNotFound);
+              NtStatus::NotSupported);
 }
 
 TEST_F(QueryInfoHandler, NamesAndIdsDependOnTheDialect) {

@@ -91,7 +91,10 @@ class SetInfoHelpers : public ::testing::Test {
         root = std::make_unique<vfs::ShareRoot>(std::move(*r));
     }
     Result<std::string> rename(const std::string& from, std::string_view to, bool replace) {
-        return info::rename_file(*root, files, key_of(tmp, from), from, to, replace);
+        struct stat st {};
+        ::stat(tmp.at(from).c_str(), &st);
+        return info::rename_file(*root, files, key_of(tmp, from), S_ISDIR(st.st_mode), from, to,
+                                 replace);
     }
     TempDir tmp;
     FileTable files;
@@ -157,9 +160,35 @@ TEST_F(SetInfoHelpers, RenameRefusals) {
     EXPECT_EQ(rename("a.txt", "x.txt:s", false).status(), NtStatus::NotSupported);
     EXPECT_EQ(rename("a.txt", "no\\such\\x.txt", false).status(), NtStatus::ObjectPathNotFound);
     EXPECT_EQ(rename("a.txt", "x*.txt", false).status(), NtStatus::ObjectNameInvalid);
-    EXPECT_EQ(info::rename_file(*root, files, key_of(tmp, "sub"), "", "y", false).status(),
+    EXPECT_EQ(info::rename_file(*root, files, key_of(tmp, "sub"), true, "", "y", false).status(),
               NtStatus::AccessDenied);  // the share root
     EXPECT_TRUE(tmp.exists("a.txt"));
+}
+
+TEST_F(SetInfoHelpers, OpensOfTheDestinationDirectory) {
+    const FileKey sub = key_of(tmp, "sub");
+    // Held with DELETE access (and sharing everything): Windows' destination open, which shares
+    // read and write only, conflicts (smbtorture smb2.rename.share_delete_and_delete_access).
+    auto t1 = files.add(sub, ShareMode{am::kDelete | am::kFileListDirectory, 7}, false, "sub");
+    ASSERT_TRUE(t1);
+    EXPECT_EQ(rename("a.txt", "sub\\x.txt", false).status(), NtStatus::SharingViolation);
+    EXPECT_EQ(
+        info::link_file(*root, files, key_of(tmp, "a.txt"), "a.txt", "sub\\l", false).status(),
+        NtStatus::SharingViolation);
+    files.remove(sub, *t1, [](const std::string&) {});
+    // Not sharing write (smbtorture smb2.rename.no_share_delete_no_delete_access).
+    auto t2 = files.add(sub, ShareMode{am::kFileListDirectory, 1}, false, "sub");
+    ASSERT_TRUE(t2);
+    EXPECT_EQ(rename("a.txt", "sub\\x.txt", false).status(), NtStatus::SharingViolation);
+    files.remove(sub, *t2, [](const std::string&) {});
+    // Without DELETE and sharing everything: fine (smbtorture smb2.rename.share_delete_no_...).
+    auto t3 =
+        files.add(sub, ShareMode{am::kFileListDirectory | am::kFileWriteData, 7}, false, "sub");
+    ASSERT_TRUE(t3);
+    EXPECT_TRUE(rename("a.txt", "sub\\x.txt", false));
+    // A destination directory whose delete is pending.
+    ASSERT_TRUE(files.set_delete_pending(sub, true));
+    EXPECT_EQ(rename("b.txt", "sub\\y.txt", false).status(), NtStatus::DeletePending);
 }
 
 TEST_F(SetInfoHelpers, HardLinks) {

@@ -1,0 +1,182 @@
+// LOCK (MS-SMB2 3.3.5.14) over the byte-range lock table (server/state/lock_table.h,
+// MS-FSA 2.1.5.8 / 2.1.5.9).
+//
+// Not implemented: lock sequence replay (MS-SMB2 3.3.5.14, Open.LockSequenceArray). It only
+// applies to resilient, durable or persistent opens and to multichannel, none of which this
+// server offers yet, so LockSequenceNumber/Index are read and ignored.
+#include "protocol/lock.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <optional>
+#include <vector>
+
+#include "protocol/access_mask.h"
+#include "server/connection.h"
+#include "server/handlers/handlers.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/state/lock_table.h"
+
+namespace daxsmbd::server::handlers {
+
+using namespace protocol;
+namespace lf = protocol::lock_flags;
+namespace am = protocol::access_mask;
+
+namespace {
+
+// MS-SMB2 3.3.5.14.1: a series of unlocks, processed in order. The first failure ends the
+// request; the unlocks done before it stay done.
+NtStatus process_unlocks(LockTable& table, const FileKey& key, LockOwner owner,
+                         const std::vector<LockElement>& locks) {
+    for (const auto& e : locks) {
+        // Only UNLOCK alone is valid here: SHARED/EXCLUSIVE are explicitly refused, and
+        // FAIL_IMMEDIATELY or unknown bits are not a valid combination (MS-SMB2 2.2.26.1;
+        // smbtorture smb2.lock.valid-request expects INVALID_PARAMETER for
+        // UNLOCK|FAIL_IMMEDIATELY).
+        if (e.flags != lf::kUnlock) return NtStatus::InvalidParameter;
+        auto st = table.unlock(key, owner, e.offset, e.length);
+        if (!st) return st.status();
+    }
+    return NtStatus::Success;
+}
+
+// The pending LOCK's own open went away while it waited. An explicit CLOSE of that handle fails
+// the request with RANGE_NOT_LOCKED; when the whole tree or session was torn down (TREE_DISCONNECT,
+// LOGOFF), the request completes with SUCCESS, as smbtorture smb2.lock.cancel-tdis and
+// cancel-logoff expect from Windows.
+NtStatus owner_closed_status(RequestContext& ctx) {
+    const bool session_gone = !ctx.server.sessions.find(ctx.session_id);
+    const bool tree_gone = !ctx.session || !ctx.session->find_tree(ctx.tree_id);
+    return session_gone || tree_gone ? NtStatus::Success : NtStatus::RangeNotLocked;
+}
+
+}  // namespace
+
+asio::awaitable<NtStatus> lock(RequestContext& ctx) {
+    auto req = LockRequest::parse(ctx.msg);
+    if (!req) co_return req.status();
+    auto found = ctx.find_open(req->file_id);
+    if (!found) co_return found.status();
+    // Moved out, so that `open` below is the request's only reference (see the wait).
+    std::shared_ptr<Open> open = std::move(*found);
+
+    // Named pipes have no byte ranges to lock (NPFS does not take lock requests).
+    if (open->pipe) co_return NtStatus::InvalidDeviceRequest;
+    // MS-FSA 2.1.5.8 / 2.1.5.9: byte-range locks are not permitted on directories.
+    if (open->is_directory) co_return NtStatus::InvalidParameter;
+    // MS-FSA 2.1.5.8: the open must be able to read or write the data it locks.
+    if (!(open->granted_access & (am::kFileReadData | am::kFileWriteData))) {
+        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(), ": LOCK on '", open->path,
+                 "' without read or write access refused");
+        co_return NtStatus::AccessDenied;
+    }
+
+    LockTable& table = LockTable::global();
+    const FileKey key{open->device, open->file_id};
+    const LockOwner owner = open.get();
+    const auto& els = req->locks;
+
+    // MS-SMB2 3.3.5.14: the first element decides whether this is a series of unlocks.
+    if (els.front().flags & lf::kUnlock) {
+        NtStatus st = process_unlocks(table, key, owner, els);
+        if (st != NtStatus::Success) co_return st;
+        LockResponse{}.serialize(ctx.body());
+        co_return NtStatus::Success;
+    }
+
+    // MS-SMB2 3.3.5.14.2: a series of locks. Element by element, the first one that is not a
+    // valid lock (an UNLOCK, an invalid flag combination, a range past 2^64) ends the request,
+    // and what the earlier elements locked is released again (smbtorture smb2.lock.multiple-unlock:
+    // lock + unlock in one request leaves nothing locked). Taking the earlier elements only in a
+    // dry run gives the same answers without anyone seeing the short-lived locks.
+    std::vector<LockRange> ranges;
+    std::optional<NtStatus> bad;
+    bool all_fail_immediately = true;
+    for (const auto& e : els) {
+        if ((e.flags & lf::kUnlock) || !is_valid_lock_flags(e.flags)) {
+            bad = NtStatus::InvalidParameter;
+            break;
+        }
+        if (!lock_range_valid(e.offset, e.length)) {
+            bad = NtStatus::InvalidLockRange;
+            break;
+        }
+        all_fail_immediately &= (e.flags & lf::kFailImmediately) != 0;
+        ranges.push_back(LockRange{e.offset, e.length, (e.flags & lf::kExclusiveLock) != 0});
+    }
+    // MS-SMB2 3.3.5.14.2: more than one lock in a request only with FAIL_IMMEDIATELY on each (a
+    // blocking multi-range request could wait forever holding part of its ranges).
+    if (els.size() > 1 && !all_fail_immediately) co_return NtStatus::InvalidParameter;
+    if (bad) {
+        if (!ranges.empty()) {
+            auto st = table.lock(key, owner, ranges, /*dry_run=*/true);
+            if (!st) co_return st.status();
+        }
+        co_return *bad;
+    }
+
+    install_lock_release_hook(*open, table);
+    if (all_fail_immediately) {
+        // MS-SMB2 3.3.5.14.2: FAIL_IMMEDIATELY -> STATUS_LOCK_NOT_GRANTED on a conflict, all or
+        // nothing.
+        auto st = table.lock(key, owner, ranges);
+        if (!st) co_return st.status();
+        LockResponse{}.serialize(ctx.body());
+        co_return NtStatus::Success;
+    }
+
+    // One blocking lock (MS-FSA 2.1.5.8): granted now, or the request goes async and waits for
+    // the conflicting locks to go (unlock, close of their open) or for a CANCEL.
+    auto timer = std::make_shared<asio::steady_timer>(ctx.conn.executor);
+    std::weak_ptr<asio::steady_timer> weak_timer = timer;
+    auto exec = ctx.conn.executor;
+    // Runs on whichever thread released the range; the timer belongs to this connection's loop.
+    auto wake = [exec, weak_timer] {
+        asio::post(exec, [weak_timer] {
+            if (auto t = weak_timer.lock()) t->cancel();
+        });
+    };
+    auto waiter = table.lock_or_wait(key, owner, ranges.front(), std::move(wake));
+    if (!waiter) co_return waiter.status();
+    auto w = *waiter;
+    if (w->state() == LockWaiter::State::Granted) {
+        LockResponse{}.serialize(ctx.body());
+        co_return NtStatus::Success;
+    }
+
+    const std::string path = open->path;
+    // While parked, only the lock table refers to the open (as its owner): a CLOSE of this
+    // handle then destroys the Open, whose close hook withdraws the request (OwnerClosed).
+    open.reset();
+    ctx.pending->waiter = timer;
+    co_await ctx.go_async();
+    log_debug("conn ", ctx.conn.id, ": LOCK on '", path, "' waits");
+    while (w->state() == LockWaiter::State::Waiting) {
+        if (ctx.cancelled()) {
+            // MS-SMB2 3.3.5.16; the lock may have been granted just before the CANCEL arrived.
+            if (table.cancel(w) == LockWaiter::State::Cancelled) co_return NtStatus::Cancelled;
+            break;
+        }
+        timer->expires_at(asio::steady_timer::time_point::max());
+        boost::system::error_code ec;
+        co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    switch (w->state()) {
+        case LockWaiter::State::Granted:
+            LockResponse{}.serialize(ctx.body());
+            co_return NtStatus::Success;
+        case LockWaiter::State::OwnerClosed: {
+            NtStatus st = owner_closed_status(ctx);
+            if (st == NtStatus::Success) LockResponse{}.serialize(ctx.body());
+            co_return st;
+        }
+        default:
+            co_return NtStatus::Cancelled;
+    }
+}
+
+}  // namespace daxsmbd::server::handlers
