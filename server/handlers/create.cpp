@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "protocol/access_mask.h"
@@ -368,7 +369,8 @@ Status validate_create(const CreateParams& p) {
         return Error(NtStatus::NotSupported);
     // Windows refuses a leading backslash in an SMB2 CREATE name (smbtorture
     // smb2.create.leading-slash); MS-SMB2 2.2.13 says the name is relative to the share.
-    if (!p.name.empty() && p.name.front() == '\\') return Error(NtStatus::InvalidParameter);
+    if (!p.name.empty() && (p.name.front() == '\\' || p.name.front() == '/'))
+        return Error(NtStatus::InvalidParameter);
     if (p.create_options & co::kDeleteOnClose) {
         // MS-SMB2 3.3.5.9 "Open Execution": the share must allow DELETE at all.
         if (!(p.maximal_access & am::kDelete)) return Error(NtStatus::AccessDenied);
@@ -397,7 +399,11 @@ Result<CreateOutcome> create_file(const std::shared_ptr<const vfs::ShareRoot>& r
     pl.nondir_wanted = pl.options & co::kNonDirectoryFile;
     pl.delete_on_close = pl.options & co::kDeleteOnClose;
 
-    DAX_TRY(auto sp, vfs::parse_smb_path(p.name));
+    // '/' separates components too, as Samba and ksmbd accept it (smbtorture's timestamps and
+    // dir tests send "dir/file"); the path parser only knows '\\'.
+    std::string name = p.name;
+    std::replace(name.begin(), name.end(), '/', '\\');
+    DAX_TRY(auto sp, vfs::parse_smb_path(name));
     // No streams on this server, not even the explicit default one (create.h).
     if (sp.has_stream() || !sp.stream_type.empty()) return Error(NtStatus::ObjectNameInvalid);
     pl.trailing_separator = sp.trailing_separator;

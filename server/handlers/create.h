@@ -6,6 +6,8 @@
 // Decisions (where the specifications leave room or daxsmbd differs from Windows):
 //   - Leading backslash in the name: STATUS_INVALID_PARAMETER (Windows; smbtorture
 //     smb2.create.leading-slash). Pipe names on IPC$ may have one.
+//   - '/' is accepted as a separator like '\' (Samba and ksmbd do; Windows refuses it as an
+//     invalid name character). smbtorture's smb2.timestamps and smb2.dir send "dir/file".
 //   - Streams ("file:stream", "file:stream:$DATA", even "file::$DATA"):
 //     STATUS_OBJECT_NAME_INVALID, as Samba answers on a share without stream support (smbtorture
 //     smb2.create_no_streams; smb2.streams and the stream steps of smb2.create.gentest and

@@ -222,6 +222,14 @@ TEST_F(CreateTest, Names) {
     EXPECT_EQ(read_file("s"), "data");
     EXPECT_EQ(create(params("a*b", cd::kOpenIf)).status(), NtStatus::ObjectNameInvalid);
     EXPECT_EQ(create(params("..\\up", cd::kOpenIf)).status(), NtStatus::ObjectPathSyntaxBad);
+    // '/' separates like '\\' (Samba compatible), and cannot climb out either.
+    ASSERT_TRUE(create(params("sl", cd::kCreate, am::kFileGenericRead, co::kDirectoryFile)));
+    auto f = create(params("sl/inner.txt", cd::kCreate));
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->open->path, "sl/inner.txt");
+    EXPECT_TRUE(exists("sl/inner.txt"));
+    EXPECT_EQ(create(params("/sl", cd::kOpen)).status(), NtStatus::InvalidParameter);
+    EXPECT_EQ(create(params("sl/../../x", cd::kOpenIf)).status(), NtStatus::ObjectPathSyntaxBad);
 }
 
 TEST_F(CreateTest, SymlinkLeavingTheShareIsRefused) {
