@@ -18,6 +18,7 @@
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/server.h"
+#include "server/state/lock_table.h"
 
 namespace daxsmbd::server::handlers {
 
@@ -110,6 +111,11 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     // MS-SMB2 3.3.5.12: fewer bytes than MinimumCount is END_OF_FILE; asking for less than the
     // minimum can never succeed.
     if (req->minimum_count > req->length) co_return NtStatus::EndOfFile;
+
+    // MS-FSA 2.1.5.2 via 2.1.4.10: a byte-range lock of another open covering the range.
+    if (!LockTable::global().allows_io(FileKey{open->device, open->file_id}, open.get(),
+                                       req->offset, req->length, false))
+        co_return NtStatus::FileLockConflict;
 
     ReadResponse resp;
     if (req->length == 0) {

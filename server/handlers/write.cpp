@@ -16,6 +16,7 @@
 #include "server/handlers/handlers.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
+#include "server/state/lock_table.h"
 #include "server/vfs/metadata.h"
 
 namespace daxsmbd::server::handlers {
@@ -36,6 +37,7 @@ struct WriteOutcome {
     size_t bytes = 0;
     int err = 0;
     bool append_violation = false;  // an append-only open writing before the end of the file
+    bool lock_conflict = false;     // the end of file lies in another open's byte-range lock
     uint64_t offset = 0;            // where the data went
 };
 
@@ -54,7 +56,7 @@ bool gap_exceeds_free_space(int fd, uint64_t size, uint64_t offset) {
 }
 
 WriteOutcome pwrite_all(int fd, Bytes data, uint64_t offset, bool to_eof, bool append_only,
-                        bool write_through) {
+                        bool write_through, const FileKey& key, LockOwner owner) {
     WriteOutcome out;
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
@@ -63,6 +65,10 @@ WriteOutcome pwrite_all(int fd, Bytes data, uint64_t offset, bool to_eof, bool a
     }
     if (to_eof) {
         offset = uint64_t(st.st_size);
+        if (!LockTable::global().allows_io(key, owner, offset, data.size(), true)) {
+            out.lock_conflict = true;
+            return out;
+        }
     } else if (append_only && offset < uint64_t(st.st_size)) {
         // MS-SMB2 3.3.5.13: writing inside the existing data needs FILE_WRITE_DATA.
         out.append_violation = true;
@@ -134,6 +140,12 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
             co_return NtStatus::InvalidParameter;
     }
 
+    // MS-FSA 2.1.5.3 via 2.1.4.10: a byte-range lock of another open covering the range (an
+    // append-only write to the end of file is checked where it lands, below).
+    if (!to_eof && !LockTable::global().allows_io(FileKey{open->device, open->file_id}, open.get(),
+                                                  req->offset, req->length, true))
+        co_return NtStatus::FileLockConflict;
+
     WriteResponse resp;
     if (req->length == 0) {
         resp.serialize(ctx.body());
@@ -149,8 +161,11 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     const uint64_t offset = req->offset;
     const bool append_only = !can_write;
     WriteOutcome w = co_await ctx.blocking(
-        [=] { return pwrite_all(fd, data, offset, to_eof, append_only, write_through); });
+        [=, key = FileKey{open->device, open->file_id}, owner = LockOwner(open.get())] {
+            return pwrite_all(fd, data, offset, to_eof, append_only, write_through, key, owner);
+        });
     if (w.append_violation) co_return NtStatus::AccessDenied;
+    if (w.lock_conflict) co_return NtStatus::FileLockConflict;
     if (w.err) co_return errno_to_status(w.err);
 
     resp.count = uint32_t(w.bytes);
