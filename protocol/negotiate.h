@@ -79,7 +79,8 @@ struct NegotiateResponse {
     NegotiateContextList contexts;   // only for dialect 0x0311
 
     static Result<NegotiateResponse> parse(Bytes msg);
-    // Security buffer at msg offset 0x80; for 0x0311 the context list follows 8-aligned and
+    // Call with the body right after the header (w.offset_from_base() == 64): the security
+    // buffer is written at msg offset 0x80; for 0x0311 the context list follows 8-aligned and
     // NegotiateContextOffset/Count are filled; for other dialects both stay 0.
     void serialize(ByteWriter& w) const;
 };

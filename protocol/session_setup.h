@@ -36,6 +36,7 @@ struct SessionSetupRequest {
 
     // A non-empty security buffer must lie inside msg and after the fixed part.
     static Result<SessionSetupRequest> parse(Bytes msg);
+    // With the body right after the header: SecurityBufferOffset is always 0x58.
     void serialize(ByteWriter& w) const;
 };
 
@@ -48,7 +49,8 @@ struct SessionSetupResponse {
     ByteVector security_buffer;
 
     static Result<SessionSetupResponse> parse(Bytes msg);
-    // SecurityBufferOffset is always 0x48 (also with an empty buffer, as Samba does).
+    // With the body right after the header: SecurityBufferOffset is always 0x48 (also with an
+    // empty buffer, as Samba does).
     void serialize(ByteWriter& w) const;
 };
 
