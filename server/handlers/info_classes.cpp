@@ -612,7 +612,11 @@ struct Target {
     std::string rel;  // parent on disk + the client's spelling of the final name
 };
 
-Result<Target> resolve_target(const vfs::ShareRoot& root, std::string_view name) {
+Result<Target> resolve_target(const vfs::ShareRoot& root, std::string_view client_name) {
+    // '/' separates components as in CREATE (create.h: Samba and ksmbd accept it).
+    std::string spelled_name(client_name);
+    std::replace(spelled_name.begin(), spelled_name.end(), '/', '\\');
+    std::string_view name = spelled_name;
     // MS-FSA rejects a leading '\' from a remote client; Samba and Windows clients' names are
     // relative to the share root either way, so one is tolerated.
     if (!name.empty() && name.front() == '\\') name.remove_prefix(1);

@@ -199,7 +199,7 @@ Status set_allocation(int fd, int64_t allocation_size);
 
 // FileRenameInformation (MS-FSA 2.1.5.15.12) of the file `key`, reached at on-disk `from_rel`, to
 // the SMB path `new_name` (relative to the share root; one leading '\' is tolerated, as Samba
-// does). Returns the new on-disk path. Rules:
+// does, and '/' separates components as in CREATE). Returns the new on-disk path. Rules:
 //   - empty name, a stream target (":name", "name:stream")       OBJECT_NAME_INVALID /
 //                                                                 NOT_SUPPORTED (no streams)
 //   - the share root as source or target                         ACCESS_DENIED /

@@ -111,6 +111,10 @@ TEST_F(SetInfoHelpers, RenameMovesAndReportsTheNewPath) {
     r = rename("sub/c.txt", "\\d.txt", false);
     ASSERT_TRUE(r);
     EXPECT_EQ(*r, "d.txt");
+    // '/' separates components as in CREATE.
+    r = rename("d.txt", "sub/e.txt", false);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(*r, "sub/e.txt");
 }
 
 TEST_F(SetInfoHelpers, RenameOntoAnExistingName) {
