@@ -339,6 +339,19 @@ TEST_F(E2eFile, ReadAboveMaxReadSizeIsInvalidParameter) {
     EXPECT_STATUS(c->close(cr.body.file_id), NtStatus::Success);
 }
 
+TEST_F(E2eFile, WriteAboveMaxWriteSizeIsInvalidParameter) {
+    auto c = login();
+    c->options().credit_target = 256;
+    ASSERT_STATUS(c->echo(), NtStatus::Success);  // collect credits for a 129-credit WRITE
+    auto cr = c->open("maxwrite.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_STATUS(cr, NtStatus::Success);
+    ByteVector big(c->max_write_size() + 1, std::byte{1});
+    // MS-SMB2 3.3.5.13: Length above MaxWriteSize.
+    EXPECT_STATUS(c->write(cr.body.file_id, 0, big), NtStatus::InvalidParameter);
+    EXPECT_STATUS(c->close(cr.body.file_id), NtStatus::Success);
+    EXPECT_EQ(file_contents(local("maxwrite.bin")).size(), 0u);
+}
+
 // ---- other file commands -----------------------------------------------------------------------
 
 TEST_F(E2eFile, QueryDirectoryListsFiles) {

@@ -165,6 +165,57 @@ TEST_F(E2eSession, SecondNegotiateDisconnects) {
     EXPECT_EQ(c->wait_closed(5s), Smb2Client::PeerState::Closed);
 }
 
+// MS-SMB2 3.3.5.4: the 3.1.1 context rules.
+TEST_F(E2eSession, Negotiate311WithoutPreauthContextIsInvalidParameter) {
+    auto c = connect();
+    NegotiateRequest req;
+    req.dialects = {dialect::k311};
+    req.contexts.push_back(SigningCapabilities{{signing_algorithm::kAesCmac}});
+    EXPECT_STATUS(c->call(Command::Negotiate, req), NtStatus::InvalidParameter);
+}
+
+TEST_F(E2eSession, Negotiate311WithTwoSigningContextsIsInvalidParameter) {
+    auto c = connect();
+    NegotiateOptions n = only(dialect::k311);
+    n.extra_contexts.push_back(SigningCapabilities{{signing_algorithm::kAesCmac}});
+    EXPECT_STATUS(c->negotiate(n), NtStatus::InvalidParameter);
+}
+
+TEST_F(E2eSession, Negotiate311WithUnknownHashIsNoOverlap) {
+    auto c = connect();
+    NegotiateRequest req;
+    req.dialects = {dialect::k311};
+    PreauthIntegrityCapabilities pre;
+    pre.hash_algorithms = {0x0002};  // not SHA-512
+    pre.salt.assign(32, std::byte{1});
+    req.contexts.push_back(pre);
+    EXPECT_STATUS(c->call(Command::Negotiate, req), NtStatus::NoPreauthIntegrityHashOverlap);
+}
+
+TEST_F(E2eSession, Negotiate311AnswersTheEncryptionContext) {
+    auto c = connect();
+    NegotiateOptions n = only(dialect::k311);
+    n.ciphers = {cipher::kAes128Gcm, cipher::kAes128Ccm};
+    auto r = c->negotiate(n);
+    ASSERT_STATUS(r, NtStatus::Success);
+    // MS-SMB2 3.3.5.4: an ENCRYPTION_CAPABILITIES request context is always answered, with one
+    // cipher (0 when there is no common one).
+    auto* ec = find_negotiate_context<EncryptionCapabilities>(r.body.contexts);
+    ASSERT_NE(ec, nullptr);
+    EXPECT_EQ(ec->ciphers.size(), 1u);
+    ASSERT_STATUS(c->session_setup("alice", "pw"), NtStatus::Success);
+    EXPECT_STATUS(c->tree_connect("data"), NtStatus::Success);
+}
+
+TEST_F(E2eSession, SignedNegotiateIsInvalidParameter) {
+    auto c = connect();
+    NegotiateRequest req;
+    req.dialects = {dialect::k210};
+    CallOptions co;
+    co.extra_flags = flags::kSigned;  // MS-SMB2 3.3.5.3.1
+    EXPECT_STATUS(c->call(Command::Negotiate, req, co), NtStatus::InvalidParameter);
+}
+
 // ---- session setup -----------------------------------------------------------------------------
 
 TEST_F(E2eSession, WrongPasswordThenRetrySucceeds) {
@@ -197,6 +248,15 @@ TEST_F(E2eSession, UnknownShareIsBadNetworkName) {
     EXPECT_STATUS(c->tree_connect("nosuchshare"), NtStatus::BadNetworkName);
     // The session stays usable.
     EXPECT_STATUS(c->tree_connect("data"), NtStatus::Success);
+}
+
+TEST_F(E2eSession, IpcShareIsAPipeShare) {
+    auto c = connect();
+    ASSERT_STATUS(c->negotiate(), NtStatus::Success);
+    ASSERT_STATUS(c->session_setup("alice", "pw"), NtStatus::Success);
+    auto t = c->tree_connect("IPC$");
+    ASSERT_STATUS(t, NtStatus::Success);
+    EXPECT_EQ(t.body.share_type, share_type::kPipe);
 }
 
 TEST_F(E2eSession, RequestWithoutSessionIsRefused) {
@@ -476,6 +536,37 @@ TEST_F(E2eSession, MessageIdsMayArriveOutOfOrder) {
     ASSERT_TRUE(c->send_frame(a));
     EXPECT_STATUS(c->wait_reply(m1), NtStatus::Success);
     EXPECT_STATUS(c->wait_reply(m2), NtStatus::Success);
+}
+
+TEST_F(E2eSession, LargeReadWithChargeZeroIsInvalidParameter) {
+    auto c = connect();
+    ASSERT_STATUS(c->negotiate(only(dialect::k300)), NtStatus::Success);
+    ASSERT_STATUS(c->session_setup("alice", "pw"), NtStatus::Success);
+    ASSERT_STATUS(c->tree_connect("data"), NtStatus::Success);
+    auto cr = c->open("charge0.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_STATUS(cr, NtStatus::Success);
+    ReadRequest rd;
+    rd.file_id = cr.body.file_id;
+    rd.length = 128 * 1024;
+    CallOptions co;
+    co.credit_charge = 0;  // MS-SMB2 3.3.5.2.5: 0 with a payload above 64 KiB
+    EXPECT_STATUS(c->call(Command::Read, rd, co), NtStatus::InvalidParameter);
+    EXPECT_STATUS(c->close(cr.body.file_id), NtStatus::Success);
+}
+
+TEST_F(E2eSession, ChargeBeyondTheWindowDisconnects) {
+    ClientOptions o;
+    o.credit_target = 8;
+    auto c = connect(o);
+    ASSERT_STATUS(c->negotiate(only(dialect::k300)), NtStatus::Success);
+    ASSERT_STATUS(c->session_setup("alice", "pw"), NtStatus::Success);
+    ASSERT_LT(c->credits(), 32u);
+    // An ECHO charged 64 credits when the client holds fewer (MS-SMB2 3.3.5.2.3).
+    CallOptions co;
+    co.credit_charge = 64;
+    co.message_id = c->next_message_id();
+    ASSERT_TRUE(c->send_frame(c->build(Command::Echo, EchoRequest{}, co)));
+    EXPECT_EQ(c->wait_closed(5s), Smb2Client::PeerState::Closed);
 }
 
 TEST_F(E2eSession, LargeReadWithoutEnoughChargeIsInvalidParameter) {
