@@ -407,7 +407,7 @@ Result<Header> Smb2Client::absorb(Bytes elem) {
     return h;
 }
 
-RawReply Smb2Client::wait_reply(uint64_t mid) {
+RawReply Smb2Client::wait_reply(uint64_t mid, bool return_interim) {
     auto finish = [&](MutableBytes elem, const Header& h) {
         RawReply r;
         r.from_server = true;
@@ -455,7 +455,8 @@ RawReply Smb2Client::wait_reply(uint64_t mid) {
                 continue;
             }
             // Interim response (MS-SMB2 3.3.4.2): the final one follows with the same id.
-            if (h->status == to_u32(NtStatus::Pending) && h->is_async()) continue;
+            bool interim = h->status == to_u32(NtStatus::Pending) && h->is_async();
+            if (interim && !(return_interim && h->message_id == mid)) continue;
             if (h->message_id == mid && !found) {
                 found = elem;
                 found_h = *h;

@@ -183,12 +183,20 @@ class Smb2Client {
     // calls above are this plus the body parse.
     template <class Req>
     RawReply call(Command cmd, const Req& body, const CallOptions& co = {}) {
+        auto mid = send(cmd, body, co);
+        if (!mid) return local_failure(mid.status());
+        return wait_reply(*mid);
+    }
+    // Sends one request without waiting; returns its MessageId for wait_reply(). Several may be
+    // in flight (pipelining), as many as the credits allow.
+    template <class Req>
+    Result<uint64_t> send(Command cmd, const Req& body, const CallOptions& co = {}) {
         begin_message();
         uint64_t mid = add_element(cmd, co);
         serialize_body(body);
         finish_message();
-        if (auto st = flush_message(); !st) return local_failure(st.status());
-        return wait_reply(mid);
+        DAX_CHECK(flush_message());
+        return mid;
     }
 
     // ---- compounds (MS-SMB2 3.2.4.1.4) ---------------------------------------------------------
@@ -242,8 +250,10 @@ class Smb2Client {
     // kTimeout / kDisconnected / kBadResponse (bad framing byte) on failure.
     Result<Bytes> receive_raw();
     Result<Bytes> receive_raw(std::chrono::milliseconds timeout);
-    // Waits for the response with this MessageId (interim STATUS_PENDING responses skipped).
-    RawReply wait_reply(uint64_t message_id);
+    // Waits for the response with this MessageId. Interim responses (STATUS_PENDING with
+    // SMB2_FLAGS_ASYNC_COMMAND, MS-SMB2 3.3.4.2) are skipped unless `return_interim`, in which
+    // case the interim itself is returned (its header.async_id is what CANCEL needs).
+    RawReply wait_reply(uint64_t message_id, bool return_interim = false);
 
     // CANCEL (MS-SMB2 2.2.30, 3.2.4.24) of an outstanding request: no credit, no response.
     Status cancel(uint64_t message_id, std::optional<uint64_t> async_id = std::nullopt);
