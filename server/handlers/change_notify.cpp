@@ -17,6 +17,7 @@
 #include "server/notify/notify_entry.h"
 #include "server/notify/watcher.h"
 #include "server/server.h"
+#include "server/state/file_table.h"
 #include "server/state/lock_table.h"
 
 namespace daxsmbd::server::handlers {
@@ -115,6 +116,7 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
 
     // While parked, the entry is all this request needs; dropping the open lets a CLOSE of the
     // handle destroy it and so complete this request with NOTIFY_CLEANUP.
+    const FileKey dir_key{open->device, open->file_id};
     open.reset();
     ctx.pending->waiter = timer;
     co_await ctx.go_async();
@@ -124,7 +126,15 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
             entry->remove_waiter(id);
             co_return NtStatus::Cancelled;
         }
-        timer->expires_at(asio::steady_timer::time_point::max());
+        // MS-FSA 2.1.5.11 (Open.ChangeNotifyDirectoryMarkedDeleted): once the watched directory's
+        // delete is pending (another handle set delete-on-close and went away), pending and
+        // later requests fail with STATUS_DELETE_PENDING (smbtorture smb2.notify.rmdir1-4).
+        // The FileTable has no event for that, so a parked request looks every 250 ms.
+        if (FileTable::global().delete_pending(dir_key)) {
+            entry->close(NtStatus::DeletePending);
+            continue;
+        }
+        timer->expires_after(std::chrono::milliseconds(250));
         boost::system::error_code ec;
         co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
