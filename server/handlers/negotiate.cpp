@@ -1,6 +1,7 @@
 // NEGOTIATE (MS-SMB2 3.3.5.3, 3.3.5.3.1, 3.3.5.4).
 #include <ctime>
 
+#include "auth/crypto.h"
 #include "auth/kdf.h"
 #include "protocol/negotiate.h"
 #include "protocol/smb1_negotiate.h"
@@ -139,8 +140,7 @@ asio::awaitable<NtStatus> negotiate(RequestContext& ctx) {
         PreauthIntegrityCapabilities pr;
         pr.hash_algorithms = {hash_algorithm::kSha512};
         pr.salt.resize(32);
-        for (auto& b : pr.salt)
-            b = std::byte(std::rand());
+        auth::random_bytes(pr.salt);  // MS-SMB2 3.3.5.4: fresh random salt
         out_contexts.push_back(pr);
         if (auto* enc = find_negotiate_context<EncryptionCapabilities>(req->contexts)) {
             // The response MUST carry an encryption context when the request did; cipher 0
