@@ -212,7 +212,8 @@ TEST(DceRpc, ContextNegotiationRejectsWhatItCannotServe) {
     // Only context 2 may carry calls.
     auto stub = hex("01020304");
     ASSERT_TRUE(s.write(request(2, 1, stub, 3, 2)).ok());
-    auto resp = ResponsePdu::parse(read_all_one(s));
+    auto resp_bytes = read_all_one(s);  // ResponsePdu::stub views these bytes
+    auto resp = ResponsePdu::parse(resp_bytes);
     ASSERT_TRUE(resp.ok());
     EXPECT_EQ(ByteVector(resp->stub.begin(), resp->stub.end()), stub);
     ASSERT_TRUE(s.write(request(3, 1, stub, 3, 1)).ok());
@@ -476,7 +477,8 @@ TEST(DceRpc, FragmentedRequestIsReassembled) {
     ASSERT_TRUE(s.write(f2).ok());
     EXPECT_EQ(s.pending_size(), 0u);  // nothing until the last fragment
     ASSERT_TRUE(s.write(f3).ok());
-    auto resp = ResponsePdu::parse(read_all_one(s));
+    auto resp_bytes = read_all_one(s);  // ResponsePdu::stub views these bytes
+    auto resp = ResponsePdu::parse(resp_bytes);
     ASSERT_TRUE(resp.ok());
     EXPECT_EQ(resp->header.call_id, 2u);
     EXPECT_EQ(ByteVector(resp->stub.begin(), resp->stub.end()), stub);
