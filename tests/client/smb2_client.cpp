@@ -408,6 +408,14 @@ Result<Header> Smb2Client::absorb(Bytes elem) {
 }
 
 RawReply Smb2Client::wait_reply(uint64_t mid, bool return_interim) {
+    return wait_for(mid, return_interim);
+}
+
+RawReply Smb2Client::wait_any() {
+    return wait_for(std::nullopt, false);
+}
+
+RawReply Smb2Client::wait_for(std::optional<uint64_t> want, bool return_interim) {
     auto finish = [&](MutableBytes elem, const Header& h) {
         RawReply r;
         r.from_server = true;
@@ -420,7 +428,8 @@ RawReply Smb2Client::wait_reply(uint64_t mid, bool return_interim) {
         }
         return r;
     };
-    if (auto it = stash_.find(mid); it != stash_.end()) {
+    auto it = want ? stash_.find(*want) : stash_.begin();
+    if (it != stash_.end()) {
         stash_hold_ = std::move(it->second);
         stash_.erase(it);
         auto h = Header::parse(stash_hold_);
@@ -456,8 +465,9 @@ RawReply Smb2Client::wait_reply(uint64_t mid, bool return_interim) {
             }
             // Interim response (MS-SMB2 3.3.4.2): the final one follows with the same id.
             bool interim = h->status == to_u32(NtStatus::Pending) && h->is_async();
-            if (interim && !(return_interim && h->message_id == mid)) continue;
-            if (h->message_id == mid && !found) {
+            bool wanted = !want || h->message_id == *want;
+            if (interim && !(return_interim && wanted)) continue;
+            if (wanted && !found) {
                 found = elem;
                 found_h = *h;
             } else {

@@ -254,6 +254,10 @@ class Smb2Client {
     // SMB2_FLAGS_ASYNC_COMMAND, MS-SMB2 3.3.4.2) are skipped unless `return_interim`, in which
     // case the interim itself is returned (its header.async_id is what CANCEL needs).
     RawReply wait_reply(uint64_t message_id, bool return_interim = false);
+    // Waits for the next final response to any outstanding request (interim responses and
+    // unsolicited breaks skipped), in arrival order: for pipelined load, where completions are
+    // taken as they come and no response is stashed. The reply's header.message_id says which.
+    RawReply wait_any();
 
     // CANCEL (MS-SMB2 2.2.30, 3.2.4.24) of an outstanding request: no credit, no response.
     Status cancel(uint64_t message_id, std::optional<uint64_t> async_id = std::nullopt);
@@ -329,6 +333,8 @@ class Smb2Client {
     Result<protocol::Header> absorb(Bytes elem);
     // Signature policy of MS-SMB2 3.2.5.1.3 for a received element.
     bool check_signature(MutableBytes elem, const protocol::Header& h, bool* verified);
+    // wait_reply() for one id, or wait_any() without one.
+    RawReply wait_for(std::optional<uint64_t> message_id, bool return_interim);
 
     ClientOptions opts_;
     int fd_ = -1;
