@@ -27,16 +27,11 @@
 # Results (OUT, default /tmp/daxsmbd-compare-DATE): raw.jsonl (one line per measurement),
 # env.txt, table.md, errors.log.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${DAXSMBD_BUILD:-$ROOT/build}
-# ../shared beside the repository; from a git worktree elsewhere, beside the main checkout.
-SHARED=${DAXSMBD_SHARED:-$(cd "$ROOT/.." && pwd)/shared}
-if [ ! -d "$SHARED" ] && common=$(git -C "$ROOT" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-    SHARED=$(cd "$common/../.." && pwd)/shared
-fi
-PEER=$SHARED/peer
+# shellcheck source-path=SCRIPTDIR source=bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
+ROOT=$BENCH_ROOT
 DURATION=10 RAMP=1 REPEATS=3 SIZE=256m CASES=rr1,rr8,rw1,rw8,rwt,sr,sw
-SMBLOAD=1 LIMITS=1 KEEP=0 OUT=
+SMBLOAD=1 LIMITS=1 OUT=
 while [ $# -gt 0 ]; do
     case $1 in
         --duration) DURATION=$2; shift ;;
@@ -54,103 +49,19 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-log() { printf '[compare %s] %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-
-for b in daxsmbd daxsmbd-admin daxsmbd-load; do
-    [ -x "$BUILD/$b" ] || die "$BUILD/$b is not built (ninja -C build daxsmbd daxsmbd-admin daxsmbd-load)"
-done
-for t in fio iperf3 smbd; do command -v "$t" >/dev/null || die "$t missing (.ci/install-deps.sh)"; done
-[ -x "$PEER/samba-peer.sh" ] || die "no $PEER/samba-peer.sh"
+bench_init compare
+for t in fio iperf3; do command -v "$t" >/dev/null || die "$t missing (.ci/install-deps.sh)"; done
 
 TMO=$(awk -v d="$DURATION" -v r="$RAMP" 'BEGIN { print int(d + r) + 120 }')  # per client run
-PIN=()
-[ -n "${PIN_CPU:-}" ] && PIN=(taskset -c "$PIN_CPU")
-SIZE_BYTES=$(/usr/bin/python3 -c '
-import sys; s=sys.argv[1]; m={"k":1<<10,"m":1<<20,"g":1<<30}
-print(int(float(s[:-1])*m[s[-1].lower()]) if s[-1].lower() in m else int(s))' "$SIZE")
+SIZE_BYTES=$(size_bytes "$SIZE")
 
-BENCH_DIR=${BENCH_DIR:-$(mktemp -d /var/tmp/daxsmbd-bench.XXXXXX)}
-mkdir -p "$BENCH_DIR"
-chmod 755 "$BENCH_DIR"
 OUT=${OUT:-/tmp/daxsmbd-compare-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 RAW=$OUT/raw.jsonl
 : >"$RAW"
-DAX_PID="" SAMBA_STARTED=0
-export PEER_DIR=$BENCH_DIR/peer
-
-cleanup() {
-    local rc=$?
-    if [ -n "$DAX_PID" ] && kill -0 "$DAX_PID" 2>/dev/null; then
-        kill -TERM "$DAX_PID" 2>/dev/null || true
-        wait "$DAX_PID" 2>/dev/null || true
-    fi
-    if [ "$SAMBA_STARTED" = 1 ]; then "$PEER/samba-peer.sh" stop >/dev/null 2>&1 || true; fi
-    if [ "$KEEP" = 1 ]; then
-        log "kept $BENCH_DIR"
-    else
-        rm -rf "$BENCH_DIR/dax" "$BENCH_DIR/peer" "$BENCH_DIR/src.dat"
-        rmdir "$BENCH_DIR" 2>/dev/null || true
-    fi
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() {
-    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_listen() { # PORT PID
-    for _ in $(seq 1 200); do
-        ss -ltnH "sport = :$1" | grep -q . && return 0
-        kill -0 "$2" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
-
-# ---------------------------------------------------------------- the same file on both shares
-log "bench dir $BENCH_DIR; test file $SIZE of random data"
-DAX_SHARE=$BENCH_DIR/dax/share
-mkdir -p "$DAX_SHARE" "$PEER_DIR/share"
-chmod 1777 "$DAX_SHARE" "$PEER_DIR/share"
-head -c "$SIZE_BYTES" /dev/urandom >"$BENCH_DIR/src.dat"
-for d in "$DAX_SHARE" "$PEER_DIR/share"; do
-    cp "$BENCH_DIR/src.dat" "$d/bench.dat"
-    chmod 666 "$d/bench.dat"
-done
-rm -f "$BENCH_DIR/src.dat"
-sync
-
-# ---------------------------------------------------------------- daxsmbd
-DAX_PORT=$(free_port)
-DAX_CONF=$BENCH_DIR/dax/daxsmbd.conf
-cat >"$DAX_CONF" <<EOF
-# written by tests/bench/compare.sh
-[global]
-    smb ports = $DAX_PORT
-    interfaces = 127.0.0.1
-    user database = $BENCH_DIR/dax/users.db
-    log level = 0
-[data]
-    path = $DAX_SHARE
-    read only = no
-EOF
-printf 'pw\n' | "$BUILD/daxsmbd-admin" -s "$DAX_CONF" user add alice >/dev/null
-"${PIN[@]}" "$BUILD/daxsmbd" -s "$DAX_CONF" -F </dev/null >"$BENCH_DIR/dax/daxsmbd.log" 2>&1 &
-DAX_PID=$!
-wait_listen "$DAX_PORT" "$DAX_PID" || { cat "$BENCH_DIR/dax/daxsmbd.log" >&2; die "daxsmbd did not start"; }
-log "daxsmbd pid $DAX_PID on 127.0.0.1:$DAX_PORT"
-
-# ---------------------------------------------------------------- Samba
-SAMBA_PORT=$(free_port)
-export SMB_PORT=$SAMBA_PORT
-"$PEER/samba-peer.sh" setup >/dev/null 2>&1 || die "samba-peer.sh setup failed"
-SAMBA_STARTED=1
-"${PIN[@]}" "$PEER/samba-peer.sh" start >/dev/null 2>&1 || die "samba-peer.sh start failed (see $PEER_DIR/samba/log)"
-SAMBA_PID=$(cat "$PEER_DIR/samba/smbd.launch.pid")
-log "Samba $(smbd -V) pid $SAMBA_PID on 127.0.0.1:$SAMBA_PORT"
+bench_shares "$SIZE_BYTES"
+bench_start_daxsmbd
+bench_start_samba
 
 # ---------------------------------------------------------------- measurements
 # case -> "op bs conns write-through"
@@ -269,5 +180,6 @@ done
 
 kill -0 "$DAX_PID" 2>/dev/null || die "daxsmbd died during the run (log: $BENCH_DIR/dax/daxsmbd.log)"
 
+echo "load average at end: $(cut -d" " -f1-3 /proc/loadavg)" >>"$OUT/env.txt"
 /usr/bin/python3 "$ROOT/tests/bench/compare_table.py" "$RAW" "$OUT/env.txt" "$CASES" | tee "$OUT/table.md"
 log "raw results: $RAW; table: $OUT/table.md"

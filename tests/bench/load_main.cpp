@@ -778,13 +778,15 @@ int scale_mode(Options o, const ServerProcs& server) {
     probe.bs = 4096;
     probe.pattern = Pattern::Random;
     probe.read_percent = 100;
-    ServerSample before = server.empty() ? ServerSample{} : server.sample();
     RunFigures idle = run_io(probe, server);
     if (!idle.connected || idle.errors) {
         std::fprintf(stderr, "daxsmbd-load: probe on the idle server failed: %s\n",
                      idle.error.c_str());
         return 1;
     }
+    // After the first probe, so that what one served connection leaves behind (buffer pools,
+    // caches) is in both samples and the difference is the idle connections'.
+    ServerSample before = server.empty() ? ServerSample{} : server.sample();
 
     // The idle connections: each negotiated, authenticated, tree connected, with an open file.
     std::vector<Conn> held(size_t(o.scale));
