@@ -110,7 +110,7 @@ ${BENCH_DAX_GLOBAL:-}
     path = $DAX_SHARE
     read only = no
 EOC
-    printf 'pw\n' | "$BUILD/daxsmbd-admin" -s "$DAX_CONF" user add alice >/dev/null
+    [ -e "$BENCH_DIR/dax/users.db" ] || printf 'pw\n' | "$BUILD/daxsmbd-admin" -s "$DAX_CONF" user add alice >/dev/null
     "${PIN[@]}" "$BUILD/daxsmbd" -s "$DAX_CONF" -F </dev/null >"$BENCH_DIR/dax/daxsmbd.log" 2>&1 &
     DAX_PID=$!
     wait_listen "$DAX_PORT" "$DAX_PID" || {

@@ -72,6 +72,7 @@ struct Options {
     bool server_tree = false;
     int scale = 0;
     int setup_threads = 4;
+    int conns_per_source = 0;  // scale mode: idle connections per 127.0.1.x source address
     std::string label;
     uint64_t seed = 0;
     bool quiet = false;
@@ -108,6 +109,9 @@ scale mode:
                          connection measures 4k QD1 random reads; reports server memory,
                          descriptors and threads, before and after
   --setup-threads N      threads opening the idle connections (4)
+  --conns-per-source N   idle connection i connects from 127.0.1.(1 + i / N), so that a
+                         server's per-address connection limit is not what is measured
+                         (loopback servers only; 0: no binding)
 other:
   --label TEXT           copied into the JSON line
   --seed N               random seed (time based)
@@ -219,6 +223,8 @@ Options parse_args(int argc, char** argv) {
             o.server_tree = true;
         } else if (a == "--scale") {
             o.scale = int(integer(0, 1000000));
+        } else if (a == "--conns-per-source") {
+            o.conns_per_source = int(integer(0, 1000000));
         } else if (a == "--setup-threads") {
             o.setup_threads = int(integer(1, 64));
         } else if (a == "--label") {
@@ -294,8 +300,10 @@ struct Conn {
 
 // Connect, negotiate, authenticate, tree connect and open `file`; a message on failure.
 Result<Conn> open_connection(const Options& o, uint32_t access, uint32_t disposition,
-                             uint16_t credit_target, std::string* why) {
+                             uint16_t credit_target, std::string* why,
+                             const std::string& source = {}) {
     ClientOptions co;
+    co.source_address = source;
     co.credit_target = credit_target;
     co.force_sign = o.sign;
     co.timeout = std::chrono::milliseconds(60000);
@@ -799,8 +807,11 @@ int scale_mode(Options o, const ServerProcs& server) {
         for (int t = 0; t < std::min(o.setup_threads, std::max(o.scale, 1)); ++t)
             ts.emplace_back([&] {
                 for (int i = next++; i < o.scale; i = next++) {
-                    std::string why;
-                    auto c = open_connection(o, kReadOnly, create_disposition::kOpen, 8, &why);
+                    std::string why, source;
+                    if (o.conns_per_source > 0)
+                        source = "127.0.1." + std::to_string(1 + i / o.conns_per_source);
+                    auto c =
+                        open_connection(o, kReadOnly, create_disposition::kOpen, 8, &why, source);
                     if (!c) {
                         ++failed;
                         std::lock_guard lk(mu);
@@ -869,7 +880,9 @@ int scale_mode(Options o, const ServerProcs& server) {
         json_common(o, idle.dialect).c_str(), o.scale, open, alive, setup_s,
         json_sample(before).c_str(), json_sample(after).c_str(), rss_per, pss_per, idle_cpu_s,
         json_run_fields(idle).c_str(), json_run_fields(loaded).c_str(), lat_ratio, p99_ratio,
-        json_escape(first_error + loaded.error).c_str());
+        json_escape(first_error + (first_error.empty() || loaded.error.empty() ? "" : "; ") +
+                    loaded.error)
+            .c_str());
     std::fflush(stdout);
     // Closing thousands of handles one by one is not measured: the sockets just close.
     return failed == 0 && loaded.errors == 0 && loaded.ops > 0 ? 0 : 1;
@@ -888,6 +901,10 @@ int main(int argc, char** argv) {
         ::setrlimit(RLIMIT_NOFILE, &rl);
     }
     ServerProcs server(o.server_pids, o.server_tree);
+    if (o.conns_per_source > 0 && (o.scale + o.conns_per_source - 1) / o.conns_per_source > 254) {
+        std::fprintf(stderr, "daxsmbd-load: --scale / --conns-per-source needs > 254 addresses\n");
+        return 2;
+    }
     if (o.scale > 0) return scale_mode(o, server);
     return io_mode(o, server);
 }

@@ -1,5 +1,6 @@
 #include "tests/client/smb2_client.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -77,6 +78,11 @@ Status Smb2Client::connect(const std::string& host, uint16_t port) {
         int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                           ai->ai_protocol);
         if (fd < 0) continue;
+        if (!opts_.source_address.empty() && !bind_source(fd, ai->ai_family)) {
+            ::close(fd);
+            last = NtStatus::InvalidParameter;
+            continue;
+        }
         int rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
         if (rc != 0 && errno == EINPROGRESS) {
             pollfd p{fd, POLLOUT, 0};
@@ -110,6 +116,25 @@ Status Smb2Client::connect(const std::string& host, uint16_t port) {
     ::freeaddrinfo(res);
     if (fd_ < 0) return Error(last);
     return {};
+}
+
+bool Smb2Client::bind_source(int fd, int family) const {
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (family == AF_INET) {
+        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+        a->sin_family = AF_INET;
+        if (::inet_pton(AF_INET, opts_.source_address.c_str(), &a->sin_addr) != 1) return false;
+        len = sizeof *a;
+    } else if (family == AF_INET6) {
+        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+        a->sin6_family = AF_INET6;
+        if (::inet_pton(AF_INET6, opts_.source_address.c_str(), &a->sin6_addr) != 1) return false;
+        len = sizeof *a;
+    } else {
+        return false;
+    }
+    return ::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) == 0;
 }
 
 void Smb2Client::disconnect() {

@@ -104,6 +104,9 @@ struct ClientOptions {
     bool verify_signatures = true;  // check signed responses; refuse unsigned ones when required
     protocol::Guid client_guid{};   // random when all zero
     std::string workstation = "DAXCLIENT";
+    // Local IPv4/IPv6 address to connect from (empty: the kernel's choice); load tests spread
+    // thousands of loopback connections over 127.x source addresses with it.
+    std::string source_address;
 };
 
 struct NegotiateOptions {
@@ -326,6 +329,7 @@ class Smb2Client {
     Reply<Resp> typed_call(Command cmd, const Req& body, const CallOptions& co = {});
 
     uint16_t charge_for(uint64_t payload) const;
+    bool bind_source(int fd, int family) const;
     Status write_all(const void* p, size_t n);
     Status read_exact(std::byte* p, size_t n, std::chrono::steady_clock::time_point deadline);
     Result<Bytes> receive_frame(std::chrono::steady_clock::time_point deadline);

@@ -52,8 +52,8 @@ check "writes: I/Os and no errors" test "$(json errors "$line" 2>/dev/null)" = 0
 check "the writes reached the file" \
     test "$(tr -d '\0' <"$DATA_DIR/bench/smoke.dat" | head -c 1 | wc -c)" = 1
 
-expect_ok "scale mode: 20 idle connections and a 1 s probe" \
-    load --scale 20 --duration 1 --ramp 0 --prepare never
+expect_ok "scale mode: 20 idle connections (from 3 source addresses) and a 1 s probe" \
+    load --scale 20 --conns-per-source 8 --duration 1 --ramp 0 --prepare never
 line=$(grep '^{' <<<"$OUT" | tail -n 1)
 printf '%s\n' "$OUT" | sed 's/^/       | /'
 check "scale: all 20 opened and still connected" test "$(json alive "$line" 2>/dev/null)" = 20
