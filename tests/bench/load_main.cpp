@@ -625,10 +625,19 @@ struct RunFigures {
     uint64_t ops = 0, reads = 0, writes = 0, bytes = 0, errors = 0, short_io = 0;
     LatencyHistogram lat;
     double server_cpu_s = -1;  // -1: not measured
+    double client_cpu_s = 0;   // this process (all threads) in the measured window
     std::string error;
     std::string dialect;
     bool connected = false;
 };
+
+// CPU time of this process, all threads (to show the client is not the bottleneck).
+double own_cpu_seconds() {
+    rusage ru{};
+    ::getrusage(RUSAGE_SELF, &ru);
+    auto s = [](const timeval& tv) { return double(tv.tv_sec) + double(tv.tv_usec) / 1e6; };
+    return s(ru.ru_utime) + s(ru.ru_stime);
+}
 
 // Runs o.conns workers: connect all, ramp, measure, stop. `server` may be empty.
 RunFigures run_io(const Options& o, const ServerProcs& server) {
@@ -664,12 +673,14 @@ RunFigures run_io(const Options& o, const ServerProcs& server) {
         threads.emplace_back([&w] { w->run(); });
     std::this_thread::sleep_for(std::chrono::duration<double>(o.ramp));
     double cpu0 = server.empty() ? 0 : server.cpu_seconds();
+    double self0 = own_cpu_seconds();
     auto t0 = Clock::now();
     phase = kMeasure;
     std::this_thread::sleep_for(std::chrono::duration<double>(o.duration));
     phase = kStop;
     auto t1 = Clock::now();
     double cpu1 = server.empty() ? 0 : server.cpu_seconds();
+    f.client_cpu_s = own_cpu_seconds() - self0;
     for (auto& t : threads)
         t.join();
     for (auto& w : workers)
@@ -715,6 +726,8 @@ void print_human(const Options& o, const RunFigures& f, const char* title) {
             f.server_cpu_s, f.seconds, f.seconds > 0 ? f.server_cpu_s / f.seconds : 0,
             gib > 0 ? f.server_cpu_s / gib : 0, f.ops ? f.server_cpu_s / double(f.ops) * 1e6 : 0);
     }
+    std::printf("  client CPU: %.2f s (%.1f us per I/O)\n", f.client_cpu_s,
+                f.ops ? f.client_cpu_s / double(f.ops) * 1e6 : 0);
     if (!f.error.empty()) std::printf("  first error: %s\n", f.error.c_str());
 }
 
@@ -727,12 +740,13 @@ std::string json_run_fields(const RunFigures& f) {
         ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"short_io\":%" PRIu64
         ",\"iops\":%.1f,\"mib_s\":%.2f,\"lat_us\":{\"mean\":%.2f,\"p50\":%.2f,\"p99\":%.2f,"
         "\"p999\":%.2f,\"max\":%.2f},\"server_cpu_s\":%.3f,\"server_cpu_s_per_gib\":%.4f,"
-        "\"server_cpu_us_per_io\":%.3f",
+        "\"server_cpu_us_per_io\":%.3f,\"client_cpu_s\":%.3f,\"client_cpu_us_per_io\":%.3f",
         f.seconds, f.ops, f.reads, f.writes, f.bytes, f.errors, f.short_io, iops_of(f), mibs_of(f),
         f.lat.mean_ns() / 1e3, f.lat.percentile_ns(0.5) / 1e3, f.lat.percentile_ns(0.99) / 1e3,
         f.lat.percentile_ns(0.999) / 1e3, double(f.lat.max_ns()) / 1e3, f.server_cpu_s,
         f.server_cpu_s >= 0 && gib > 0 ? f.server_cpu_s / gib : -1.0,
-        f.server_cpu_s >= 0 && f.ops ? f.server_cpu_s / double(f.ops) * 1e6 : -1.0);
+        f.server_cpu_s >= 0 && f.ops ? f.server_cpu_s / double(f.ops) * 1e6 : -1.0, f.client_cpu_s,
+        f.ops ? f.client_cpu_s / double(f.ops) * 1e6 : 0.0);
     return b;
 }
 
