@@ -23,7 +23,7 @@
 #
 # Environment: DAXSMBD_BUILD (build dir, default <repo>/build), BENCH_DIR (where the shares go;
 # default a new /var/tmp/daxsmbd-bench.XXXXXX, removed at the end unless --keep), PIN_CPU (run
-# servers and clients under `taskset -c PIN_CPU`).
+# servers and clients under `taskset -c PIN_CPU`), LOAD_THREADS (daxsmbd-load --threads, 2).
 # Results (OUT, default /tmp/daxsmbd-compare-DATE): raw.jsonl (one line per measurement),
 # env.txt, table.md, errors.log.
 set -euo pipefail
@@ -32,6 +32,9 @@ set -euo pipefail
 ROOT=$BENCH_ROOT
 DURATION=10 RAMP=1 REPEATS=3 SIZE=256m CASES=rr1,rr8,rw1,rw8,rwt,sr,sw
 SMBLOAD=1 LIMITS=1 OUT=
+# daxsmbd-load's client threads: one per core, each polling its share of the connections (its
+# CPU per I/O is about half of one blocking thread per connection's).
+LOAD_THREADS=${LOAD_THREADS:-2}
 while [ $# -gt 0 ]; do
     case $1 in
         --duration) DURATION=$2; shift ;;
@@ -84,7 +87,8 @@ run_load() { # rep case server port pid tree-flag
     read -r op bs conns wt <<<"${CASE_ARGS[$c]}"
     local args=(--host 127.0.0.1 --port "$port" --share data --user alice --password pw
         --file bench.dat --size "$SIZE" --prepare never --op "$op" --bs "$bs" --conns "$conns"
-        --qd 1 --duration "$DURATION" --ramp "$RAMP" --server-pid "$pid" --label "$c/$srv" --quiet)
+        --qd 1 --threads "$LOAD_THREADS" --duration "$DURATION" --ramp "$RAMP" --server-pid "$pid"
+        --label "$c/$srv" --quiet)
     [ "$wt" = 1 ] && args+=(--write-through)
     [ "$tree" = 1 ] && args+=(--server-tree)
     out=$("${PIN[@]}" timeout -k 5 "$TMO" "$BUILD/daxsmbd-load" "${args[@]}" 2>>"$OUT/errors.log" | grep '^{' | tail -n 1 || true)
@@ -145,7 +149,7 @@ print(json.dumps({"mib_s": j["end"]["sum_received"]["bits_per_second"] / 8 / 104
     echo "machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -1), kernel $(uname -r), $(free -g | awk '/Mem:/{print $2}') GiB"
     echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "daxsmbd $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'); $(smbd -V); fio $(fio --version); $(iperf3 --version | head -1)"
-    echo "REPEATS=$REPEATS DURATION=$DURATION RAMP=$RAMP SIZE=$SIZE CASES=$CASES PIN_CPU=${PIN_CPU:-none}"
+    echo "REPEATS=$REPEATS DURATION=$DURATION RAMP=$RAMP SIZE=$SIZE CASES=$CASES PIN_CPU=${PIN_CPU:-none} LOAD_THREADS=$LOAD_THREADS"
 } >"$OUT/env.txt"
 
 for rep in $(seq 1 "$REPEATS"); do

@@ -15,6 +15,7 @@
 // before and after, i.e. the cost of one idle connection.
 //
 // Output: human-readable lines, then one JSON object on a line of its own (starting with '{').
+#include <poll.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -61,6 +62,7 @@ struct Options {
     uint64_t size = 256ull << 20;
     int qd = 1;
     int conns = 1;
+    int threads = 0;  // 0: one per connection
     double duration = 10;
     double ramp = 1;
     bool write_through = false;
@@ -95,7 +97,9 @@ load:
   --size SIZE            file size (256m)
   --file PATH            test file inside the share (daxsmbd-load.dat)
   --qd N                 requests in flight per connection (1)
-  --conns N              connections, one thread each (1)
+  --conns N              connections (1)
+  --threads N            client threads; connections are spread over them and each thread
+                         polls its connections (default: one thread per connection)
   --duration SEC         measured seconds (10)
   --ramp SEC             seconds run before measuring (1)
   --write-through        SMB2_WRITEFLAG_WRITE_THROUGH on every WRITE
@@ -206,6 +210,8 @@ Options parse_args(int argc, char** argv) {
             o.qd = int(integer(1, 1024));
         } else if (a == "--conns") {
             o.conns = int(integer(1, 4096));
+        } else if (a == "--threads") {
+            o.threads = int(integer(1, 4096));
         } else if (a == "--duration") {
             o.duration = seconds();
         } else if (a == "--ramp") {
@@ -472,90 +478,114 @@ class Worker {
         return true;
     }
 
+    // One connection, one thread: block in the client until the next response.
     void run() {
-        auto& c = *conn_.c;
-        int inflight = 0;
-        uint16_t charge = uint16_t(c.multi_credit() ? (o_.bs + 65535) / 65536 : 1);
-        ReadRequest rd;
-        rd.file_id = conn_.fid;
-        rd.length = uint32_t(o_.bs);
-        WriteRequest wr;
-        wr.file_id = conn_.fid;
-        wr.data = Bytes(wbuf_.data(), wbuf_.size());
-        wr.flags = o_.write_through ? write_flags::kWriteThrough : 0;
-        client::CallOptions co;
-        co.payload = o_.bs;
-        std::uniform_int_distribution<int> pct(0, 99);
+        start();
         for (;;) {
-            int ph = phase_.load(std::memory_order_relaxed);
-            // Keep the queue full while running, as far as the credits allow.
-            while (ph != kStop && inflight < o_.qd && c.credits() >= charge) {
-                Slot* s = free_slot();
-                bool write =
-                    o_.read_percent == 0 || (o_.read_percent < 100 && pct(rng_) >= o_.read_percent);
-                uint64_t off = next_offset();
-                s->t0 = Clock::now();
-                s->write = write;
-                Result<uint64_t> mid = Error(NtStatus::Unsuccessful);
-                if (write) {
-                    wr.offset = off;
-                    mid = c.send(Command::Write, wr, co);
-                } else {
-                    rd.offset = off;
-                    mid = c.send(Command::Read, rd, co);
-                }
-                if (!mid) {
-                    fail("send", mid.status());
-                    return;
-                }
-                s->mid = *mid;
-                ++inflight;
-            }
-            if (inflight == 0) {
-                if (ph == kStop) return;
+            fill();
+            if (finished()) return;
+            if (inflight_ == 0) {
                 fail("no credits", client::local_status::kNoCredits);
                 return;
             }
-            auto r = c.wait_any();
-            auto t1 = Clock::now();
-            if (!r.from_server) {
-                fail("receive", r.status);
-                return;
-            }
-            Slot* s = slot_of(r.header.message_id);
-            if (!s) {
-                fail("response to an unknown MessageId", client::local_status::kBadResponse);
-                return;
-            }
-            --inflight;
-            bool measuring = phase_.load(std::memory_order_relaxed) == kMeasure;
-            if (r.status != NtStatus::Success) {
-                if (measuring) {
-                    ++res_.errors;
-                    if (res_.first_status == NtStatus::Success) {
-                        res_.first_status = r.status;
-                        res_.error = std::string(s->write ? "WRITE: " : "READ: ") +
-                                     std::string(status_name(r.status));
-                    }
-                }
-            } else if (measuring) {
-                uint64_t n = o_.bs;
-                if (!s->write) {
-                    auto body = ReadResponse::parse(r.msg);
-                    n = body ? body->data.size() : 0;
-                } else {
-                    auto body = WriteResponse::parse(r.msg);
-                    n = body ? body->count : 0;
-                }
-                if (n != o_.bs) ++res_.short_io;
-                ++res_.ops;
-                ++(s->write ? res_.writes : res_.reads);
-                res_.bytes += n;
-                res_.lat.add(uint64_t(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - s->t0).count()));
-            }
-            s->mid = UINT64_MAX;
+            complete();
         }
+    }
+
+    // Event-loop use (--threads below --conns): start(), then fill() and, when the socket is
+    // readable, complete() until finished().
+    void start() {
+        charge_ = uint16_t(conn_.c->multi_credit() ? (o_.bs + 65535) / 65536 : 1);
+        rd_.file_id = conn_.fid;
+        rd_.length = uint32_t(o_.bs);
+        wr_.file_id = conn_.fid;
+        wr_.data = Bytes(wbuf_.data(), wbuf_.size());
+        wr_.flags = o_.write_through ? write_flags::kWriteThrough : 0;
+        co_.payload = o_.bs;
+    }
+
+    // Keeps the queue full while running, as far as the credits allow.
+    void fill() {
+        auto& c = *conn_.c;
+        while (!done_ && phase_.load(std::memory_order_relaxed) != kStop && inflight_ < o_.qd &&
+               c.credits() >= charge_) {
+            Slot* s = free_slot();
+            bool write =
+                o_.read_percent == 0 || (o_.read_percent < 100 && pct_(rng_) >= o_.read_percent);
+            uint64_t off = next_offset();
+            s->t0 = Clock::now();
+            s->write = write;
+            Result<uint64_t> mid = Error(NtStatus::Unsuccessful);
+            if (write) {
+                wr_.offset = off;
+                mid = c.send(Command::Write, wr_, co_);
+            } else {
+                rd_.offset = off;
+                mid = c.send(Command::Read, rd_, co_);
+            }
+            if (!mid) {
+                fail("send", mid.status());
+                return;
+            }
+            s->mid = *mid;
+            ++inflight_;
+        }
+    }
+
+    // Takes one response (blocking until it is complete).
+    void complete() {
+        auto r = conn_.c->wait_any();
+        auto t1 = Clock::now();
+        if (!r.from_server) {
+            fail("receive", r.status);
+            return;
+        }
+        Slot* s = slot_of(r.header.message_id);
+        if (!s) {
+            fail("response to an unknown MessageId", client::local_status::kBadResponse);
+            return;
+        }
+        --inflight_;
+        bool measuring = phase_.load(std::memory_order_relaxed) == kMeasure;
+        if (r.status != NtStatus::Success) {
+            if (measuring) {
+                ++res_.errors;
+                if (res_.first_status == NtStatus::Success) {
+                    res_.first_status = r.status;
+                    res_.error = std::string(s->write ? "WRITE: " : "READ: ") +
+                                 std::string(status_name(r.status));
+                }
+            }
+        } else if (measuring) {
+            uint64_t n = o_.bs;
+            if (!s->write) {
+                auto body = ReadResponse::parse(r.msg);
+                n = body ? body->data.size() : 0;
+            } else {
+                auto body = WriteResponse::parse(r.msg);
+                n = body ? body->count : 0;
+            }
+            if (n != o_.bs) ++res_.short_io;
+            ++res_.ops;
+            ++(s->write ? res_.writes : res_.reads);
+            res_.bytes += n;
+            res_.lat.add(
+                uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - s->t0).count()));
+        }
+        s->mid = UINT64_MAX;
+    }
+
+    bool finished() const {
+        return done_ || (inflight_ == 0 && phase_.load(std::memory_order_relaxed) == kStop);
+    }
+    int inflight() const { return inflight_; }
+    int fd() const { return conn_.c->native_handle(); }
+    void fail(const char* what, NtStatus st) {
+        done_ = true;
+        ++res_.errors;
+        if (res_.error.empty())
+            res_.error = std::string(what) + ": " + std::string(status_name(st));
+        if (res_.first_status == NtStatus::Success) res_.first_status = st;
     }
 
     void close() {
@@ -585,13 +615,6 @@ class Worker {
         if (next_block_ >= slice_first_ + slice_blocks_) next_block_ = slice_first_;
         return b * o_.bs;
     }
-    void fail(const char* what, NtStatus st) {
-        ++res_.errors;
-        if (res_.error.empty())
-            res_.error = std::string(what) + ": " + std::string(status_name(st));
-        if (res_.first_status == NtStatus::Success) res_.first_status = st;
-    }
-
     const Options& o_;
     int index_;
     std::atomic<int>& phase_;
@@ -601,7 +624,51 @@ class Worker {
     std::vector<std::byte> wbuf_;
     Conn conn_;
     WorkerResult res_;
+    int inflight_ = 0;
+    bool done_ = false;
+    uint16_t charge_ = 1;
+    ReadRequest rd_;
+    WriteRequest wr_;
+    client::CallOptions co_;
+    std::uniform_int_distribution<int> pct_{0, 99};
 };
+
+// Several connections on one thread: poll() their sockets and serve whichever answered.
+void run_event_loop(const std::vector<Worker*>& ws) {
+    for (auto* w : ws) {
+        w->start();
+        w->fill();
+    }
+    std::vector<pollfd> pfds;
+    std::vector<Worker*> polled;
+    pfds.reserve(ws.size());
+    polled.reserve(ws.size());
+    for (;;) {
+        pfds.clear();
+        polled.clear();
+        for (auto* w : ws) {
+            if (w->finished()) continue;
+            if (w->inflight() == 0) {
+                w->fill();
+                if (w->finished()) continue;
+                if (w->inflight() == 0) {
+                    w->fail("no credits", client::local_status::kNoCredits);
+                    continue;
+                }
+            }
+            pfds.push_back(pollfd{w->fd(), POLLIN, 0});
+            polled.push_back(w);
+        }
+        if (pfds.empty()) return;
+        int n = ::poll(pfds.data(), pfds.size(), 1000);
+        if (n <= 0) continue;  // EINTR, or a slow server: look again
+        for (size_t i = 0; i < pfds.size(); ++i) {
+            if (!pfds[i].revents) continue;
+            polled[i]->complete();
+            polled[i]->fill();
+        }
+    }
+}
 
 std::string json_escape(const std::string& s) {
     std::string out;
@@ -669,8 +736,18 @@ RunFigures run_io(const Options& o, const ServerProcs& server) {
     f.connected = true;
     f.dialect = dialect_text(workers[0]->client()->dialect());
     std::vector<std::thread> threads;
-    for (auto& w : workers)
-        threads.emplace_back([&w] { w->run(); });
+    int nthreads = o.threads > 0 ? std::min(o.threads, o.conns) : o.conns;
+    if (nthreads == o.conns) {
+        for (auto& w : workers)
+            threads.emplace_back([&w] { w->run(); });
+    } else {
+        for (int t = 0; t < nthreads; ++t) {
+            std::vector<Worker*> group;
+            for (int i = t; i < o.conns; i += nthreads)
+                group.push_back(workers[size_t(i)].get());
+            threads.emplace_back([group = std::move(group)] { run_event_loop(group); });
+        }
+    }
     std::this_thread::sleep_for(std::chrono::duration<double>(o.ramp));
     double cpu0 = server.empty() ? 0 : server.cpu_seconds();
     double self0 = own_cpu_seconds();
@@ -765,17 +842,22 @@ int io_mode(const Options& o, const ServerProcs& server) {
     if (o.prepare != "never" && !prepare_file(o)) return 1;
     if (o.prepare == "only") return 0;
     RunFigures f = run_io(o, server);
-    std::string title = "daxsmbd-load " + op_name(o) + " bs " + std::to_string(o.bs) + ", " +
-                        std::to_string(o.conns) + " conn x QD" + std::to_string(o.qd) +
-                        (o.write_through ? ", write-through" : "") + ", SMB " + f.dialect +
-                        (o.sign ? " signed" : "") + ", //" + o.host + ":" + std::to_string(o.port) +
-                        "/" + o.share + "/" + o.file;
+    std::string title =
+        "daxsmbd-load " + op_name(o) + " bs " + std::to_string(o.bs) + ", " +
+        std::to_string(o.conns) + " conn x QD" + std::to_string(o.qd) +
+        (o.threads > 0 && o.threads < o.conns ? " on " + std::to_string(o.threads) + " threads"
+                                              : std::string()) +
+        (o.write_through ? ", write-through" : "") + ", SMB " + f.dialect +
+        (o.sign ? " signed" : "") + ", //" + o.host + ":" + std::to_string(o.port) + "/" + o.share +
+        "/" + o.file;
     print_human(o, f, title.c_str());
-    std::printf("{%s\"op\":\"%s\",\"bs\":%" PRIu64 ",\"size\":%" PRIu64
-                ",\"conns\":%d,\"qd\":%d,\"write_through\":%s,%s,\"error\":\"%s\"}\n",
-                json_common(o, f.dialect).c_str(), op_name(o).c_str(), o.bs, o.size, o.conns, o.qd,
-                o.write_through ? "true" : "false", json_run_fields(f).c_str(),
-                json_escape(f.error).c_str());
+    std::printf(
+        "{%s\"op\":\"%s\",\"bs\":%" PRIu64 ",\"size\":%" PRIu64
+        ",\"conns\":%d,\"threads\":%d,\"qd\":%d,\"write_through\":%s,%s,\"error\":\"%s\"}\n",
+        json_common(o, f.dialect).c_str(), op_name(o).c_str(), o.bs, o.size, o.conns,
+        o.threads > 0 ? std::min(o.threads, o.conns) : o.conns, o.qd,
+        o.write_through ? "true" : "false", json_run_fields(f).c_str(),
+        json_escape(f.error).c_str());
     std::fflush(stdout);
     return f.errors == 0 && f.connected && f.ops > 0 ? 0 : 1;
 }

@@ -150,6 +150,8 @@ class Smb2Client {
     Status connect(const std::string& host, uint16_t port);
     void disconnect();
     bool connected() const { return fd_ >= 0; }
+    // The socket, for callers that poll several clients from one thread (-1 when closed).
+    int native_handle() const { return fd_; }
     const std::string& host() const { return host_; }
 
     // ---- session-level commands ----------------------------------------------------------------

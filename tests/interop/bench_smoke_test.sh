@@ -1,7 +1,8 @@
 #!/bin/bash
+# shellcheck disable=SC2317  # load() and positive() are called through expect_ok and check
 # Smoke test of the load generator (tests/bench/load_main.cpp, build/daxsmbd-load): against a
 # fresh daxsmbd it writes a small test file through SMB, runs 2 s of 4 KiB random reads
-# (2 connections x QD 4, pipelined), 1 s of random writes and a short scale probe, and checks
+# (2 connections x QD 4, pipelined, both polled by one thread), 1 s of random writes and a short scale probe, and checks
 # the JSON lines: I/Os done, no errors, the server's CPU time measured, and the data the writes
 # left in the share file. Not a benchmark (the figures are printed, never compared).
 set -euo pipefail
@@ -27,8 +28,8 @@ positive() { /usr/bin/python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) >
 mkdir -p "$DATA_DIR/bench"
 chmod 1777 "$DATA_DIR/bench"
 
-expect_ok "randread 2 s, 2 connections x QD4 (file prepared through SMB)" \
-    load --op randread --bs 4k --conns 2 --qd 4 --duration 2 --ramp 0.5
+expect_ok "randread 2 s, 2 connections x QD4 on one polling thread (file prepared through SMB)" \
+    load --op randread --bs 4k --conns 2 --qd 4 --threads 1 --duration 2 --ramp 0.5
 line=$(grep '^{' <<<"$OUT" | tail -n 1)
 printf '%s\n' "$OUT" | sed 's/^/       | /'
 check "the test file was written through SMB with its full size" \
