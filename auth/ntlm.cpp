@@ -302,6 +302,11 @@ Result<NtlmAuthResult> NtlmServer::authenticate(Bytes msg) {
     res.domain = decode_string(domain, unicode, &ok);
     res.workstation = decode_string(workstation, unicode, &ok);
     if (!ok) return Error(NtStatus::InvalidParameter);
+    attempted_user_ = res.domain.empty() ? res.user : res.domain + "\\" + res.user;
+    auto refuse = [this](std::string why) {
+        failure_ = std::move(why);
+        return Error(NtStatus::LogonFailure);
+    };
     const uint32_t negotiated = challenge_flags_ & af;
     res.negotiate_flags = negotiated;
 
@@ -313,14 +318,19 @@ Result<NtlmAuthResult> NtlmServer::authenticate(Bytes msg) {
     }
     // NTLMv1 (24-byte response) and LM-only logons are refused; an NTLMv2 response is at least
     // NTProofStr(16) + the 28-byte fixed part of NTLMv2_CLIENT_CHALLENGE + an AV_PAIR EOL.
-    if (nt.size() < 48) return Error(NtStatus::LogonFailure);
+    if (nt.size() < 48)
+        return refuse(nt.size() == 24 ? "NTLMv1 response refused (only NTLMv2 is accepted)"
+                      : nt.empty()    ? "LM-only response refused (only NTLMv2 is accepted)"
+                                      : "NT response too short for NTLMv2 (" +
+                                         std::to_string(nt.size()) + " bytes)");
 
     std::optional<NtHash> hash = lookup_ ? lookup_(res.user) : std::nullopt;
-    if (!hash) return Error(NtStatus::LogonFailure);
+    if (!hash) return refuse("unknown user or user without NTLM password");
 
     Bytes proof = nt.first(16);
     Bytes temp = nt.subspan(16);
-    if (temp[0] != std::byte{1} || temp[1] != std::byte{1}) return Error(NtStatus::LogonFailure);
+    if (temp[0] != std::byte{1} || temp[1] != std::byte{1})
+        return refuse("NTLMv2 client challenge has an unknown version");
     ByteVector user16 = unicode ? ByteVector(user.begin(), user.end()) : latin1_to_utf16(user);
     ByteVector domain16 =
         unicode ? ByteVector(domain.begin(), domain.end()) : latin1_to_utf16(domain);
@@ -334,13 +344,13 @@ Result<NtlmAuthResult> NtlmServer::authenticate(Bytes msg) {
         Digest16 expect = hmac_md5(bytes_of(k), {bytes_of(server_challenge_), temp});
         if (constant_time_equal(bytes_of(expect), proof)) key = k;
     }
-    if (!key) return Error(NtStatus::LogonFailure);
+    if (!key) return refuse("wrong password");
 
     // KeyExchangeKey = SessionBaseKey for NTLMv2.
     Digest16 session_base_key = hmac_md5(bytes_of(*key), {proof});
     Digest16 exported = session_base_key;
     if (negotiated & ntlm_flags::kKeyExch) {
-        if (ersk.size() != 16) return Error(NtStatus::LogonFailure);
+        if (ersk.size() != 16) return refuse("encrypted session key of the wrong size");
         Rc4 rc4(bytes_of(session_base_key));
         std::memcpy(exported.data(), ersk.data(), 16);
         rc4.process(exported);
@@ -353,13 +363,13 @@ Result<NtlmAuthResult> NtlmServer::authenticate(Bytes msg) {
         if (p.id == ntlm_av::kFlags && p.value.size() == 4)
             av_flags = protocol::load_le32(p.value.data());
     if (av_flags & ntlm_av::kFlagMicPresent) {
-        if (msg.size() < kAuthenticateHeaderSize) return Error(NtStatus::LogonFailure);
+        if (msg.size() < kAuthenticateHeaderSize) return refuse("MIC flagged but missing");
         ByteVector copy(msg.begin(), msg.end());
         std::memset(copy.data() + kMicOffset, 0, 16);
         Digest16 mic = hmac_md5(bytes_of(exported), {bytes_of(negotiate_msg_),
                                                      bytes_of(challenge_msg_), bytes_of(copy)});
         if (!constant_time_equal(bytes_of(mic), msg.subspan(kMicOffset, 16)))
-            return Error(NtStatus::LogonFailure);
+            return refuse("MIC mismatch (message modified)");
         res.mic_present = true;
     }
 

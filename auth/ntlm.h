@@ -119,6 +119,11 @@ class NtlmServer {
     ByteVector mech_list_mic_sign(Bytes mech_types_der) const;
     bool mech_list_mic_verify(Bytes mech_types_der, Bytes mic) const;
 
+    // After a failed authenticate(): why, and the user name of the AUTHENTICATE ("domain\\user"
+    // when a domain was sent; empty when the message could not be parsed).
+    const std::string& failure_reason() const { return failure_; }
+    const std::string& attempted_user() const { return attempted_user_; }
+
     // For tests: fixes the server challenge and the timestamp instead of random/now.
     void set_fixed_challenge(const std::array<std::byte, 8>& c) { fixed_challenge_ = c; }
     void set_fixed_time(uint64_t filetime) { fixed_time_ = filetime; }
@@ -133,6 +138,8 @@ class NtlmServer {
     bool challenged_ = false;
     bool done_ = false;
     NtlmSessionSecurity security_;
+    std::string failure_;
+    std::string attempted_user_;
     std::optional<std::array<std::byte, 8>> fixed_challenge_;
     std::optional<uint64_t> fixed_time_;
 };

@@ -401,6 +401,7 @@ Result<AcceptorStep> SpnegoAcceptor::step(Bytes token) {
                 // client's mechListMIC (RFC 4178 5, MIC exchange after completion).
                 if (!client_mic_ ||
                     !mech_->verify_mic(bytes_of(mech_types_der_), bytes_of(*client_mic_))) {
+                    failure_ = client_mic_ ? "mechListMIC mismatch" : "mechListMIC missing";
                     r = Error(NtStatus::LogonFailure);
                     break;
                 }
@@ -458,7 +459,13 @@ Result<AcceptorStep> SpnegoAcceptor::start_spnego(const NegTokenInit& init) {
             }
         }
     }
-    if (!mech_) return Error(NtStatus::LogonFailure);
+    if (!mech_) {
+        failure_ = "no common mechanism (client offered";
+        for (const auto& o : init.mech_types)
+            failure_ += " " + o.to_string();
+        failure_ += ")";
+        return Error(NtStatus::LogonFailure);
+    }
     state_ = State::Negotiating;
     // The optimistic token only belongs to the client's first mechanism (RFC 4178 4.2.1).
     if (init.mech_token && !mic_required_) return run_mech(*init.mech_token);
@@ -499,17 +506,23 @@ Result<AcceptorStep> SpnegoAcceptor::run_mech(Bytes token) {
     if (!mech_->is_anonymous()) {
         const bool need_mic = mic_required_ || client_mic_ || mech_->wants_mech_list_mic();
         if (client_mic_) {
-            if (!mech_->verify_mic(bytes_of(mech_types_der_), bytes_of(*client_mic_)))
+            if (!mech_->verify_mic(bytes_of(mech_types_der_), bytes_of(*client_mic_))) {
+                failure_ = "mechListMIC mismatch";
                 return Error(NtStatus::LogonFailure);
+            }
         } else if (need_mic && ms.output_token.empty()) {
             // The client has no further leg in which to send its MIC: a MIC-capable client
             // that left it out (NTLM with MIC) or a downgraded negotiation is refused, as
             // Samba does.
+            failure_ = "mechListMIC missing";
             return Error(NtStatus::LogonFailure);
         }
         if (need_mic) {
             server_mic = mech_->get_mic(bytes_of(mech_types_der_));
-            if (server_mic.empty()) return Error(NtStatus::LogonFailure);
+            if (server_mic.empty()) {
+                failure_ = "cannot compute the mechListMIC";
+                return Error(NtStatus::LogonFailure);
+            }
             out.mech_list_mic = bytes_of(server_mic);
         }
         if (need_mic && !client_mic_) {
@@ -524,6 +537,11 @@ Result<AcceptorStep> SpnegoAcceptor::run_mech(Bytes token) {
     out.neg_state = NegState::AcceptCompleted;
     state_ = State::Done;
     return completed_result(encode_neg_token_resp(out));
+}
+
+std::string SpnegoAcceptor::failure_reason() const {
+    if (!failure_.empty()) return failure_;
+    return mech_ ? mech_->failure_reason() : std::string();
 }
 
 // ---- client --------------------------------------------------------------------------------

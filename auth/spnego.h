@@ -174,6 +174,11 @@ class AcceptorMechanism {
     // GSS_GetMIC / GSS_VerifyMIC over the mechTypes DER; empty / false when not available.
     virtual ByteVector get_mic(Bytes message) = 0;
     virtual bool verify_mic(Bytes message, Bytes mic) = 0;
+
+    // After a failed step: why (for the log line of the refused logon), and the user name the
+    // client tried, as far as the mechanism got to know it (empty when it could not tell).
+    virtual std::string failure_reason() const { return {}; }
+    virtual std::string attempted_user() const { return {}; }
 };
 
 // NTLM through NtlmServer: NEGOTIATE -> CHALLENGE (continue), AUTHENTICATE -> done.
@@ -194,6 +199,8 @@ class NtlmMechanism final : public AcceptorMechanism {
     bool verify_mic(Bytes message, Bytes mic) override {
         return server_.mech_list_mic_verify(message, mic);
     }
+    std::string failure_reason() const override { return server_.failure_reason(); }
+    std::string attempted_user() const override { return server_.attempted_user(); }
 
     NtlmServer& server() { return server_; }
     const std::optional<NtlmAuthResult>& result() const { return result_; }
@@ -232,6 +239,10 @@ class SpnegoAcceptor {
     Result<AcceptorStep> step(Bytes security_buffer);
 
     bool done() const { return state_ == State::Done; }
+    // After a failed step: why (SPNEGO's own reason, else the mechanism's), and the user name
+    // the client tried as far as known.
+    std::string failure_reason() const;
+    std::string attempted_user() const { return mech_ ? mech_->attempted_user() : std::string(); }
     // The mechanism in use (after the first step), e.g. to query PAC data from Kerberos.
     AcceptorMechanism* mechanism() const { return mech_; }
 
@@ -252,6 +263,7 @@ class SpnegoAcceptor {
     bool mic_required_ = false;  // selected mech was not the client's first choice
     ByteVector mech_types_der_;
     std::optional<ByteVector> client_mic_;
+    std::string failure_;  // SPNEGO-level reason of a failure
 };
 
 // ---- client (NTLM only, for the test client) ------------------------------------------------

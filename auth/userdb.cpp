@@ -168,9 +168,13 @@ std::optional<UserDatabase> UserDatabase::load(const std::string& path, std::str
             bad("uid and gid must be decimal numbers");
             return std::nullopt;
         }
-        if (!parse_hash(fields[3], &rec.nt_hash)) {
-            bad("NT hash must be 32 hex digits");
-            return std::nullopt;
+        if (fields[3] != "-") {
+            NtHash h;
+            if (!parse_hash(fields[3], &h)) {
+                bad("NT hash must be 32 hex digits or '-' (no password)");
+                return std::nullopt;
+            }
+            rec.nt_hash = h;
         }
         std::string key = lower_ascii(rec.name);
         if (db.users_.count(key)) {
@@ -209,7 +213,8 @@ bool UserDatabase::save(std::string* error) const {
         set_error(error, "user database has no path");
         return false;
     }
-    std::string text = "# daxsmbd users: name:uid:gid:nthash (MD4 of the UTF-16LE password)\n";
+    std::string text =
+        "# daxsmbd users: name:uid:gid:nthash (MD4 of the UTF-16LE password; '-': none)\n";
     static const char hex[] = "0123456789abcdef";
     for (const auto& [key, rec] : users_) {
         if (!valid_name(rec.name)) {
@@ -218,9 +223,13 @@ bool UserDatabase::save(std::string* error) const {
         }
         text += rec.name;
         text += ':' + std::to_string(rec.uid) + ':' + std::to_string(rec.gid) + ':';
-        for (uint8_t b : rec.nt_hash) {
-            text += hex[b >> 4];
-            text += hex[b & 15];
+        if (rec.nt_hash) {
+            for (uint8_t b : *rec.nt_hash) {
+                text += hex[b >> 4];
+                text += hex[b & 15];
+            }
+        } else {
+            text += '-';
         }
         text += '\n';
     }

@@ -1,5 +1,7 @@
-// The local user database: user name -> NT hash (MD4 of the UTF-16LE password). Plaintext
-// passwords are never stored. The file is written atomically (temp file + rename) with mode 0600.
+// The local user database: user name -> uid/gid and NT hash (MD4 of the UTF-16LE password).
+// Plaintext passwords are never stored. A user without an NT hash (written as "-") cannot log on
+// with NTLM; such users exist for Kerberos logons, which need the uid/gid but no password. The
+// file is written atomically (temp file + rename) with mode 0600.
 #pragma once
 
 #include <array>
@@ -20,8 +22,8 @@ NtHash nt_hash_of_password(std::string_view password);
 
 struct UserRecord {
     std::string name;  // as created; lookups are case-insensitive (Windows user names are)
-    NtHash nt_hash{};
-    uint32_t uid = 0;  // local uid files are created as (0 = the daemon's own)
+    std::optional<NtHash> nt_hash;  // none: NTLM logons are refused (Kerberos-only user)
+    uint32_t uid = 0;               // local uid files are created as (0 = the daemon's own)
     uint32_t gid = 0;
 };
 

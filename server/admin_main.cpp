@@ -1,6 +1,6 @@
 // daxsmbd-admin: manage the local user database named by the configuration's "user database".
 //
-//   daxsmbd-admin [-s FILE] user add NAME [--uid N] [--gid N]
+//   daxsmbd-admin [-s FILE] user add NAME [--uid N] [--gid N] [--no-password]
 //   daxsmbd-admin [-s FILE] user passwd NAME
 //   daxsmbd-admin [-s FILE] user del NAME
 //   daxsmbd-admin [-s FILE] user list
@@ -32,14 +32,15 @@ namespace {
 constexpr const char* kDefaultConfig = "/etc/daxsmbd/daxsmbd.conf";
 
 constexpr const char* kUsage =
-    "usage: daxsmbd-admin [-s CONFIG] user add NAME [--uid N] [--gid N]\n"
+    "usage: daxsmbd-admin [-s CONFIG] user add NAME [--uid N] [--gid N] [--no-password]\n"
     "       daxsmbd-admin [-s CONFIG] user passwd NAME\n"
     "       daxsmbd-admin [-s CONFIG] user del NAME\n"
     "       daxsmbd-admin [-s CONFIG] user list\n"
     "CONFIG defaults to /etc/daxsmbd/daxsmbd.conf; the user database is its 'user database'.\n"
     "The password is read from stdin (one line) when stdin is not a terminal.\n"
     "--uid/--gid: the local ids files are created as (default: those of the Unix user of the\n"
-    "same name if there is one, else 0).\n";
+    "same name if there is one, else 0).\n"
+    "--no-password: a user without NT hash, for Kerberos logons only (NTLM is refused).\n";
 
 int usage(const std::string& why = {}) {
     if (!why.empty()) std::cerr << "daxsmbd-admin: " << why << "\n";
@@ -157,6 +158,7 @@ bool ensure_parent_dir(const std::string& path, std::string* error) {
 int run(int argc, char** argv) {
     std::string config_path = kDefaultConfig;
     std::optional<uint32_t> uid, gid;
+    bool no_password = false;
     std::vector<std::string> words;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
@@ -178,6 +180,8 @@ int run(int argc, char** argv) {
             auto id = v ? parse_id(*v) : std::nullopt;
             if (!id) return usage(std::string(a) + " needs a number");
             (a == "--uid" ? uid : gid) = *id;
+        } else if (a == "--no-password") {
+            no_password = true;
         } else if (a.size() > 1 && a[0] == '-') {
             return usage("unknown option " + std::string(a));
         } else {
@@ -192,6 +196,7 @@ int run(int argc, char** argv) {
     if (needs_name && words.size() != 3) return usage(action + " needs exactly one user name");
     if (!needs_name && words.size() != 2) return usage("list takes no arguments");
     if ((uid || gid) && action != "add") return usage("--uid/--gid only go with add");
+    if (no_password && action != "add") return usage("--no-password only goes with add");
 
     auto parsed = daxsmbd::server::Config::load(config_path);
     if (auto* e = std::get_if<daxsmbd::server::Config::ParseError>(&parsed))
@@ -207,6 +212,7 @@ int run(int argc, char** argv) {
             const daxsmbd::auth::UserRecord* r = db->find(n);
             std::cout << n;
             if (r != nullptr) std::cout << "\tuid=" << r->uid << "\tgid=" << r->gid;
+            if (r != nullptr && !r->nt_hash) std::cout << "\tno-password";
             std::cout << "\n";
         }
         return 0;
@@ -239,10 +245,15 @@ int run(int argc, char** argv) {
         rec = *existing;
     }
 
-    auto password = get_password(rec.name, &error);
-    if (!password) return fail(error);
-    rec.nt_hash = daxsmbd::auth::nt_hash_of_password(*password);
-    std::fill(password->begin(), password->end(), '\0');
+    if (no_password) {
+        // Kerberos-only: the KDC checks the password; without an NT hash NTLM cannot succeed.
+        rec.nt_hash.reset();
+    } else {
+        auto password = get_password(rec.name, &error);
+        if (!password) return fail(error);
+        rec.nt_hash = daxsmbd::auth::nt_hash_of_password(*password);
+        std::fill(password->begin(), password->end(), '\0');
+    }
     db->set(std::move(rec));
     if (!ensure_parent_dir(db_path, &error)) return fail(error);
     if (!db->save(&error)) return fail(error);

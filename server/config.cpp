@@ -226,6 +226,9 @@ struct ParseState {
     Config cfg;
     size_t min_line = 0;  // where "server min/max protocol" were set, for the min>max message
     size_t max_line = 0;
+    size_t methods_line = 0;  // "server auth methods", when given
+    size_t keytab_line = 0;
+    size_t user_map_line = 0;
 };
 
 using GlobalSetter = Problem (*)(ParseState&, std::string_view key, std::string_view v,
@@ -373,6 +376,57 @@ const GlobalKey kGlobalKeys[] = {
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          return set_uint(st.cfg.global.max_credits, key, v, 32, 65535);
      }},
+    {"serverauthmethods",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+         auto items = split_list(v);
+         if (!items || items->empty()) return bad_value(key, v, "kerberos and/or ntlm");
+         bool krb = false, ntlm = false;
+         for (const auto& it : *items) {
+             const std::string m = lower(it);
+             if (m == "kerberos" || m == "krb5")
+                 krb = true;
+             else if (m == "ntlm" || m == "ntlmv2")
+                 ntlm = true;
+             else
+                 return bad_value(key, it, "kerberos and/or ntlm");
+         }
+         st.cfg.global.auth_kerberos = krb;
+         st.cfg.global.auth_ntlm = ntlm;
+         st.methods_line = line;
+         return std::nullopt;
+     }},
+    {"kerberoskeytabfile",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+         st.keytab_line = line;
+         return set_abs_path(st.cfg.global.kerberos_keytab, key, v);
+     }},
+    {"realm",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         if (v.empty() || v.find_first_of(" \t@/\\") != v.npos)
+             return bad_value(key, v, "a Kerberos realm such as EXAMPLE.COM");
+         // Samba upper-cases the realm too; AD and most MIT realms are upper case.
+         st.cfg.global.realm = std::string(v);
+         for (char& c : st.cfg.global.realm)
+             c = char(std::toupper(static_cast<unsigned char>(c)));
+         return std::nullopt;
+     }},
+    {"kerberosusermap",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+         st.user_map_line = line;
+         return set_abs_path(st.cfg.global.kerberos_user_map_file, key, v);
+     }},
+    {"logonfailuredelay",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.logon_failure_delay_ms, key, v, 0, 60000);
+     }},
+    {"logonfailuremaxdelay",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.logon_failure_max_delay_ms, key, v, 0, 600000);
+     }},
+    {"logonfailurewindow",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.logon_failure_window_s, key, v, 1, 86400);
+     }},
     {"maptoguest",
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          const std::string s = squash(v);
@@ -499,6 +553,34 @@ const char* dialect_name(Dialect d) {
     }
 }
 
+// The Kerberos keys fit together: a realm for the default user mapping, a keytab for the
+// method, and the user map file read and parsed (its errors name the map file and line).
+std::optional<std::string> check_kerberos(ParseState& st, std::string_view origin) {
+    GlobalConfig& g = st.cfg.global;
+    const bool have_keytab = !g.kerberos_keytab.empty();
+    if (st.methods_line == 0) g.auth_kerberos = have_keytab;  // the default
+    if (g.auth_kerberos && !have_keytab)
+        return where(origin, st.methods_line) +
+               "'server auth methods' includes kerberos but no 'kerberos keytab file' is set";
+    if (have_keytab && g.realm.empty())
+        return where(origin, st.keytab_line) +
+               "'kerberos keytab file' needs 'realm' (the realm whose users log on)";
+    if (!g.kerberos_user_map_file.empty() && !have_keytab)
+        return where(origin, st.user_map_line) + "'kerberos user map' needs 'kerberos keytab file'";
+    g.kerberos_user_map = auth::KerberosUserMap(g.realm);
+    if (g.kerberos_user_map_file.empty()) return std::nullopt;
+    std::ifstream in(g.kerberos_user_map_file, std::ios::binary);
+    if (!in)
+        return where(origin, st.user_map_line) + "cannot open kerberos user map " +
+               g.kerberos_user_map_file + ": " + std::strerror(errno);
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    auto parsed = auth::KerberosUserMap::parse(buf.str(), g.kerberos_user_map_file, g.realm);
+    if (auto* e = std::get_if<auth::KerberosUserMap::ParseError>(&parsed)) return e->message;
+    g.kerberos_user_map = std::move(std::get<auth::KerberosUserMap>(parsed));
+    return std::nullopt;
+}
+
 }  // namespace
 
 const ShareConfig* Config::find_share(std::string_view name) const {
@@ -623,6 +705,7 @@ std::variant<Config, Config::ParseError> Config::parse(std::string_view text,
                         dialect_name(st.cfg.global.max_protocol) + ")");
     }
     if (st.cfg.global.netbios_name.empty()) st.cfg.global.netbios_name = default_netbios_name();
+    if (auto e = check_kerberos(st, origin)) return ParseError{*e};
     return std::move(st.cfg);
 }
 

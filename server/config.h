@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "auth/kerberos_user_map.h"
 #include "protocol/header.h"
 #include "protocol/result.h"
 
@@ -46,6 +47,22 @@ struct GlobalConfig {
     unsigned auth_timeout_s = 60;  // "auth timeout": time to finish authentication (seconds)
     unsigned max_credits = 8192;   // "smb2 max credits" (Samba's name)
     bool guest_ok = false;         // "map to guest = bad user" enables guest; default never
+
+    // Authentication methods ("server auth methods"): what the NEGOTIATE response offers and
+    // SESSION_SETUP accepts. Default: Kerberos when a keytab is configured, and NTLM.
+    bool auth_kerberos = false;
+    bool auth_ntlm = true;
+    std::string kerberos_keytab;  // "kerberos keytab file"; empty = no Kerberos
+    std::string realm;            // "realm" (upper case): user@REALM is the local user "user"
+    std::string kerberos_user_map_file;       // "kerberos user map": explicit principal -> user
+    auth::KerberosUserMap kerberos_user_map;  // realm rule + the file's entries
+
+    // Logon throttling: the answer to a SESSION_SETUP that completes or fails an authentication
+    // from an address with recent failures is delayed by delay * 2^(failures-1), at most
+    // max delay; failures older than the window are forgotten. 0 delay disables it.
+    unsigned logon_failure_delay_ms = 200;       // "logon failure delay" (milliseconds)
+    unsigned logon_failure_max_delay_ms = 5000;  // "logon failure max delay" (milliseconds)
+    unsigned logon_failure_window_s = 300;       // "logon failure window" (seconds)
 };
 
 struct Config {

@@ -20,7 +20,16 @@ static uint64_t now_filetime() {
     return uint64_t(ts.tv_sec) * 10000000ull + uint64_t(ts.tv_nsec) / 100 + 116444736000000000ull;
 }
 
-Server::Server(Config config) : config_(std::move(config)) {
+static LogonThrottle::Settings throttle_settings(const GlobalConfig& g) {
+    LogonThrottle::Settings t;
+    t.base = std::chrono::milliseconds(g.logon_failure_delay_ms);
+    t.cap = std::chrono::milliseconds(g.logon_failure_max_delay_ms);
+    t.window = std::chrono::seconds(g.logon_failure_window_s);
+    return t;
+}
+
+Server::Server(Config config)
+    : config_(std::move(config)), throttle_(throttle_settings(config_.global)) {
     limits_.max_message_size = config_.global.max_io_size + (1u << 20);
     std::random_device rd;
     for (auto& b : guid_)
@@ -99,6 +108,17 @@ bool Server::start(std::string* error) {
             *error = "cannot load user database " + config_.global.user_database;
             return false;
         }
+    }
+    if (config_.global.auth_kerberos) {
+        std::string why;
+        kerberos_ = auth::KerberosCredentials::acquire(config_.global.kerberos_keytab, &why);
+        if (!kerberos_) {
+            *error = "Kerberos: " + why;
+            return false;
+        }
+        log_info("Kerberos: keytab ", config_.global.kerberos_keytab, ", realm ",
+                 config_.global.realm, ", ", config_.global.kerberos_user_map.size(),
+                 " explicit principal mappings");
     }
     auto ipc = std::make_shared<Share>();
     ipc->config.name = "IPC$";

@@ -17,9 +17,11 @@
 #include <thread>
 #include <vector>
 
+#include "auth/gss_kerberos.h"
 #include "auth/userdb.h"
 #include "protocol/header.h"
 #include "server/config.h"
+#include "server/logon_throttle.h"
 #include "server/state/open.h"
 #include "server/state/session.h"
 #include "server/state/share.h"
@@ -63,6 +65,12 @@ class Server {
     // daxsmbd-admin changes apply without a restart).
     std::optional<auth::UserRecord> find_user(std::string_view name);
 
+    // Kerberos acceptor credentials (the keytab), when Kerberos is enabled; acquired at start().
+    std::shared_ptr<const auth::KerberosCredentials> kerberos_credentials() const {
+        return kerberos_;
+    }
+    LogonThrottle& logon_throttle() { return throttle_; }
+
     SessionTable sessions;
     OpenTable opens;
     asio::thread_pool& pool() { return pool_; }
@@ -90,6 +98,9 @@ class Server {
     std::mutex conn_mu_;
     std::map<std::string, size_t> connections_per_address_;
     size_t connections_ = 0;
+
+    std::shared_ptr<const auth::KerberosCredentials> kerberos_;
+    LogonThrottle throttle_;
 
     std::mutex users_mu_;
     std::optional<auth::UserDatabase> users_;

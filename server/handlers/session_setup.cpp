@@ -1,5 +1,10 @@
-// SESSION_SETUP (MS-SMB2 3.3.5.5): SPNEGO over NTLMv2 (Kerberos joins in the security issue),
-// the 3.1.1 preauth integrity hash, key derivation and the signing decision.
+// SESSION_SETUP (MS-SMB2 3.3.5.5): SPNEGO over Kerberos (MIT GSS) and NTLMv2, the 3.1.1 preauth
+// integrity hash, key derivation, the signing decision, and the logon throttle (failed logons
+// are logged with user and address, and answers to addresses with recent failures are held
+// back; server/logon_throttle.h).
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+
 #include "protocol/session_setup.h"
 #include "server/auth_glue.h"
 #include "server/connection.h"
@@ -34,6 +39,30 @@ Status install_keys(Connection& conn, Session& s) {
     return {};
 }
 
+// Waits without blocking the event loop: other connections on this loop go on meanwhile.
+asio::awaitable<void> hold_back(Connection& conn, std::chrono::milliseconds delay) {
+    if (delay.count() <= 0) co_return;
+    asio::steady_timer timer(conn.executor);
+    timer.expires_after(delay);
+    boost::system::error_code ec;  // cancelled at shutdown: just go on
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+// Counts a failed logon against the client's address, logs it, and returns how long the
+// answer is held back.
+std::chrono::milliseconds note_logon_failure(Connection& conn, std::string_view user,
+                                             std::string_view reason, NtStatus status) {
+    auto& throttle = conn.server.logon_throttle();
+    const std::string addr = conn.transport->peer_address();
+    const unsigned n = throttle.record_failure(addr, LogonThrottle::Clock::now());
+    const auto delay = throttle.delay_after(n);
+    log_info("conn ", conn.id, " ", conn.transport->peer(), ": logon failure, user '",
+             user.empty() ? std::string_view("?") : user, "' from ", addr, ": ",
+             reason.empty() ? std::string_view("refused") : reason, " (", status_name(status),
+             "); ", n, " failure(s) from this address, answer delayed ", delay.count(), " ms");
+    return delay;
+}
+
 }  // namespace
 
 asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
@@ -61,28 +90,39 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     }
     ctx.response_session_id = s->id;
     bool reauth = s->state != Session::State::InProgress;
-    if (!s->acceptor) s->acceptor = make_acceptor(server);
+    // The acceptor leaves the session while it works: a second SESSION_SETUP on the same session
+    // meanwhile cannot reach it (it would start an exchange of its own and fail).
+    std::unique_ptr<auth::SpnegoAcceptor> acceptor = std::move(s->acceptor);
+    if (!acceptor) acceptor = make_acceptor(server);
 
     // 3.1.1: every SESSION_SETUP request of the first authentication is hashed (3.3.5.5.1).
     bool hashing = !reauth && s->preauth.has_value();
     if (hashing) s->preauth->update(ctx.msg);
 
-    auto step = s->acceptor->step(req->security_buffer);
+    // GSS reads the keytab and writes the replay cache, NTLM reads the user database: file I/O
+    // that the event loop must not wait for.
+    auth::SpnegoAcceptor* acc = acceptor.get();
+    const Bytes token = req->security_buffer;
+    auto step = co_await ctx.blocking([acc, token] { return acc->step(token); });
     if (!step) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": logon failure (",
-                 status_name(step.status()), ")");
-        s->acceptor.reset();
+        const NtStatus status = step.status() == NtStatus::InvalidParameter
+                                    ? NtStatus::InvalidParameter
+                                    : NtStatus::LogonFailure;
+        const auto delay = note_logon_failure(conn, acceptor->attempted_user(),
+                                              acceptor->failure_reason(), step.status());
+        acceptor.reset();
         if (created || !reauth)
             drop_session(conn, s->id);
         else
             s->state = Session::State::Expired;
-        co_return step.status() == NtStatus::InvalidParameter ? NtStatus::InvalidParameter
-                                                              : NtStatus::LogonFailure;
+        co_await hold_back(conn, delay);
+        co_return status;
     }
 
     SessionSetupResponse resp;
     resp.security_buffer = std::move(step->output_token);
     if (!step->done) {
+        s->acceptor = std::move(acceptor);
         resp.serialize(ctx.body());
         if (hashing) {
             auto sp = s;
@@ -93,12 +133,17 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         co_return NtStatus::MoreProcessingRequired;
     }
 
-    // Authenticated.
-    auto acceptor = std::move(s->acceptor);
+    // Authenticated. While the address has recent failures, success waits as long as a failure
+    // would: the delay must not tell a guesser which attempt was right.
     const auto& g = server.config().global;
+    co_await hold_back(conn, server.logon_throttle().delay_for(conn.transport->peer_address(),
+                                                               LogonThrottle::Clock::now()));
     if (step->is_anonymous && !g.guest_ok) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": anonymous logon refused");
+        const auto delay = note_logon_failure(conn, "(anonymous)",
+                                              "anonymous logon refused ('map to guest = never')",
+                                              NtStatus::LogonFailure);
         drop_session(conn, s->id);
+        co_await hold_back(conn, delay);
         co_return NtStatus::LogonFailure;
     }
     if (reauth) {
@@ -149,7 +194,8 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     }
 
     log_info("conn ", conn.id, " ", conn.transport->peer(), ": session ", std::hex, s->id, std::dec,
-             " user ", s->is_anonymous ? "(anonymous)" : s->user, " dialect 0x", std::hex,
+             " user ", s->is_anonymous ? "(anonymous)" : s->user, " via ",
+             step->mech == auth::oid::ntlmssp() ? "NTLMv2" : "Kerberos", " dialect 0x", std::hex,
              uint16_t(conn.state.dialect));
     resp.serialize(ctx.body());
     ctx.session = s;

@@ -50,6 +50,14 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
         log_debug("conn ", conn.id, ": no share named ", names->share);
         co_return NtStatus::BadNetworkName;
     }
+    // Anonymous and guest sessions (only possible with 'map to guest = bad user') reach IPC$ and
+    // the shares marked 'guest ok', nothing else.
+    if (!share->is_ipc && (s.is_anonymous || s.is_guest) && !share->config.guest_ok) {
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": ",
+                 s.is_anonymous ? "anonymous" : "guest", " session refused on [",
+                 share->config.name, "] (not 'guest ok')");
+        co_return NtStatus::AccessDenied;
+    }
     if (!share->is_ipc && !user_allowed(share->config, s)) {
         log_info("conn ", conn.id, " ", conn.transport->peer(), ": user ", s.user,
                  " not in valid users of [", share->config.name, "]");

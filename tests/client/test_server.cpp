@@ -60,6 +60,9 @@ TestServer::TestServer(Options options) : opts_(std::move(options)) {
     config_.global.netbios_name = "DAXTEST";
     config_.global.worker_threads = opts_.worker_threads;
     config_.global.log_level = opts_.log_level;
+    // Suites log on wrongly on purpose many times from 127.0.0.1; the logon throttle would
+    // hold back every later logon of the suite. Tests of the throttle switch it on.
+    config_.global.logon_failure_delay_ms = 0;
     server::ShareConfig share;
     share.name = "data";
     share.path = share_;

@@ -243,6 +243,39 @@ TEST(Ntlm, NtlmV1AndShortResponsesRefused) {
         ByteVector nt(len, std::byte{0x11}), lm(24, std::byte{0x22});
         auto msg = build_authenticate(0xe2088215, view(lm), view(nt), "DAXDOM", "alice", "WS", {});
         EXPECT_EQ(server.authenticate(view(msg)).status(), NtStatus::LogonFailure) << len;
+        // The refusal says why and who, for the server's log line.
+        EXPECT_EQ(server.attempted_user(), "DAXDOM\\alice");
+        if (len == 24)
+            EXPECT_EQ(server.failure_reason(), "NTLMv1 response refused (only NTLMv2 is accepted)");
+        else
+            EXPECT_NE(server.failure_reason().find("too short for NTLMv2"), std::string::npos)
+                << server.failure_reason();
+    }
+}
+
+TEST(Ntlm, LmOnlyResponseRefusedWithReason) {
+    NtlmServer server(identity(), lookup_one("alice", "Secret123!"));
+    ASSERT_TRUE(server.challenge(view(negotiate_with_flags(0xe2088297))).ok());
+    ByteVector lm(24, std::byte{0x22});
+    auto msg = build_authenticate(0xe2088215, view(lm), {}, "DAXDOM", "alice", "WS", {});
+    EXPECT_EQ(server.authenticate(view(msg)).status(), NtStatus::LogonFailure);
+    EXPECT_EQ(server.failure_reason(), "LM-only response refused (only NTLMv2 is accepted)");
+}
+
+TEST(Ntlm, FailureReasonsForWrongPasswordAndUnknownUser) {
+    {
+        Exchange ex;
+        NtlmClient client(NtlmCredentials::with_password("alice", "wrong", "DAXDOM", "WS1"));
+        EXPECT_EQ(run_client(ex, client).status(), NtStatus::LogonFailure);
+        EXPECT_EQ(ex.server.failure_reason(), "wrong password");
+        EXPECT_EQ(ex.server.attempted_user(), "DAXDOM\\alice");
+    }
+    {
+        Exchange ex;
+        NtlmClient client(NtlmCredentials::with_password("mallory", "x", "", "WS1"));
+        EXPECT_EQ(run_client(ex, client).status(), NtStatus::LogonFailure);
+        EXPECT_EQ(ex.server.failure_reason(), "unknown user or user without NTLM password");
+        EXPECT_EQ(ex.server.attempted_user(), "mallory");
     }
 }
 

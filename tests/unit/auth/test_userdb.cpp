@@ -116,5 +116,32 @@ TEST_F(UserDbTest, MalformedLinesReportFileAndLine) {
     EXPECT_NE(err.find(":2: duplicate"), std::string::npos) << err;
 }
 
+// Kerberos-only users have uid/gid but no NT hash: stored as "-", read back as no hash (so the
+// NTLM lookup finds nothing to verify against).
+TEST_F(UserDbTest, UserWithoutPasswordRoundTrips) {
+    std::string err;
+    auto db = UserDatabase::load(path_, &err);
+    ASSERT_TRUE(db);
+    db->set({"krbonly", std::nullopt, 1005, 1006});
+    ASSERT_TRUE(db->save(&err)) << err;
+    std::ifstream f(path_);
+    std::string all((std::istreambuf_iterator<char>(f)), {});
+    EXPECT_NE(all.find("krbonly:1005:1006:-\n"), std::string::npos) << all;
+    auto again = UserDatabase::load(path_, &err);
+    ASSERT_TRUE(again) << err;
+    const UserRecord* k = again->find("krbonly");
+    ASSERT_NE(k, nullptr);
+    EXPECT_FALSE(k->nt_hash.has_value());
+    EXPECT_EQ(k->uid, 1005u);
+    EXPECT_EQ(k->gid, 1006u);
+}
+
+TEST_F(UserDbTest, HashFieldMustBeHexOrDash) {
+    write("a:1:1:--\n", 0600);
+    std::string err;
+    EXPECT_FALSE(UserDatabase::load(path_, &err));
+    EXPECT_NE(err.find(":1: NT hash must be 32 hex digits or '-'"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace daxsmbd::auth

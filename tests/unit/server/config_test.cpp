@@ -401,6 +401,12 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.global.auth_timeout_s, d.auth_timeout_s);
     EXPECT_EQ(c.global.max_credits, d.max_credits);
     EXPECT_EQ(c.global.guest_ok, d.guest_ok);
+    EXPECT_EQ(c.global.auth_kerberos, d.auth_kerberos);
+    EXPECT_EQ(c.global.auth_ntlm, d.auth_ntlm);
+    EXPECT_EQ(c.global.kerberos_keytab, d.kerberos_keytab);
+    EXPECT_EQ(c.global.logon_failure_delay_ms, d.logon_failure_delay_ms);
+    EXPECT_EQ(c.global.logon_failure_max_delay_ms, d.logon_failure_max_delay_ms);
+    EXPECT_EQ(c.global.logon_failure_window_s, d.logon_failure_window_s);
     ASSERT_EQ(c.shares.size(), 1u);
     const ShareConfig ds;
     EXPECT_EQ(c.shares[0].valid_users, ds.valid_users);
@@ -438,4 +444,88 @@ TEST(Config, LoadReadsAFileAndNamesItInErrors) {
 }
 
 }  // namespace
+// ---- authentication methods, Kerberos, logon throttling ---------------------------------------
+
+TEST(Config, AuthMethodsDefaultFollowsTheKeytab) {
+    Config plain = parse_ok("");
+    EXPECT_FALSE(plain.global.auth_kerberos);
+    EXPECT_TRUE(plain.global.auth_ntlm);
+    Config krb = parse_ok("[global]\nkerberos keytab file = /k.keytab\nrealm = example.com\n");
+    EXPECT_TRUE(krb.global.auth_kerberos);
+    EXPECT_TRUE(krb.global.auth_ntlm);
+    EXPECT_EQ(krb.global.kerberos_keytab, "/k.keytab");
+    EXPECT_EQ(krb.global.realm, "EXAMPLE.COM");  // upper-cased, as Samba does
+    // The default mapping rule uses the realm.
+    EXPECT_EQ(krb.global.kerberos_user_map.map("alice@EXAMPLE.COM"), "alice");
+    EXPECT_EQ(krb.global.kerberos_user_map.map("alice@OTHER"), std::nullopt);
+}
+
+TEST(Config, AuthMethodsSwitch) {
+    const std::string krb = "[global]\nkerberos keytab file = /k\nrealm = R\n";
+    Config only_krb = parse_ok(krb + "server auth methods = kerberos\n");
+    EXPECT_TRUE(only_krb.global.auth_kerberos);
+    EXPECT_FALSE(only_krb.global.auth_ntlm);
+    Config only_ntlm = parse_ok(krb + "server auth methods = NTLM\n");
+    EXPECT_FALSE(only_ntlm.global.auth_kerberos);
+    EXPECT_TRUE(only_ntlm.global.auth_ntlm);
+    Config both = parse_ok(krb + "server auth methods = ntlm, kerberos\n");
+    EXPECT_TRUE(both.global.auth_kerberos);
+    EXPECT_TRUE(both.global.auth_ntlm);
+    EXPECT_EQ(parse_err("[global]\nserver auth methods = kerberos\n"),
+              "t.conf:2: 'server auth methods' includes kerberos but no 'kerberos keytab file' "
+              "is set");
+    EXPECT_NE(parse_err("[global]\nserver auth methods = ntlmv1\n").find("bad value 'ntlmv1'"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\nserver auth methods =\n").find("bad value"), std::string::npos);
+}
+
+TEST(Config, KerberosNeedsRealmAndAbsolutePaths) {
+    EXPECT_EQ(parse_err("[global]\n\nkerberos keytab file = /k\n"),
+              "t.conf:3: 'kerberos keytab file' needs 'realm' (the realm whose users log on)");
+    EXPECT_NE(parse_err("[global]\nkerberos keytab file = k.keytab\n").find("absolute path"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\nrealm = A B\n").find("bad value"), std::string::npos);
+    EXPECT_EQ(parse_err("[global]\nkerberos user map = /m\n"),
+              "t.conf:2: 'kerberos user map' needs 'kerberos keytab file'");
+}
+
+TEST(Config, KerberosUserMapFileIsReadAndItsErrorsNamed) {
+    char dir[] = "/tmp/daxsmbd-config-test-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string map = std::string(dir) + "/users.map";
+    {
+        std::ofstream f(map);
+        f << "# map\ncarol = extern/admin@R, c@OTHER\n";
+    }
+    const std::string base = "[global]\nkerberos keytab file = /k\nrealm = R\n";
+    Config c = parse_ok(base + "kerberos user map = " + map + "\n");
+    EXPECT_EQ(c.global.kerberos_user_map.map("extern/admin@R"), "carol");
+    EXPECT_EQ(c.global.kerberos_user_map.map("c@OTHER"), "carol");
+    EXPECT_EQ(c.global.kerberos_user_map.map("bob@R"), "bob");
+    {
+        std::ofstream f(map);
+        f << "\ncarol extern/admin@R\n";
+    }
+    EXPECT_EQ(parse_err(base + "kerberos user map = " + map + "\n"),
+              map + ":2: expected 'localuser = principal ...'");
+    std::remove(map.c_str());
+    EXPECT_NE(parse_err(base + "kerberos user map = " + map + "\n")
+                  .find("t.conf:4: cannot open kerberos user map"),
+              std::string::npos);
+    rmdir(dir);
+}
+
+TEST(Config, LogonThrottleKeys) {
+    Config c = parse_ok(
+        "[global]\nlogon failure delay = 0\nlogon failure max delay = 100\n"
+        "logon failure window = 10\n");
+    EXPECT_EQ(c.global.logon_failure_delay_ms, 0u);
+    EXPECT_EQ(c.global.logon_failure_max_delay_ms, 100u);
+    EXPECT_EQ(c.global.logon_failure_window_s, 10u);
+    EXPECT_NE(parse_err("[global]\nlogon failure window = 0\n").find("bad value"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\nlogon failure delay = 1s\n").find("bad value"),
+              std::string::npos);
+}
+
 }  // namespace daxsmbd::server
