@@ -1,0 +1,572 @@
+#include "dax/mapping.h"
+
+#include <fcntl.h>
+#include <libpmem2.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "dax/media_guard.h"
+#include "dax/stats.h"
+
+namespace daxsmbd::dax {
+
+struct Chunk {
+    pmem2_map* map = nullptr;
+    std::byte* base = nullptr;
+    size_t length = 0;         // bytes mapped (a page multiple)
+    uint64_t file_offset = 0;  // file offset of base
+    size_t index = 0;          // slot
+    bool map_sync = false;     // cache flush alone makes stores durable
+    ShardedCounter pins;
+    std::atomic<bool> retired{false};
+    bool reclaimed = true;  // guarded by FileMap::mu_; true = not mapped
+};
+
+struct FileMap::Slot {
+    std::atomic<Chunk*> chunk{nullptr};
+    // Dirty granules of this slot's file range (written without write-through, not yet
+    // persisted). Allocated with the slot's first mapping, kept across remaps.
+    std::atomic<std::atomic<uint64_t>*> dirty{nullptr};
+    std::unique_ptr<std::atomic<uint64_t>[]> dirty_storage;  // owner of `dirty`, under mu_
+};
+
+namespace {
+
+constexpr size_t kGranule = 64 * 1024;
+
+std::string pmem2_error(const char* what, int rc) {
+    return std::string(what) + ": " + pmem2_errormsg() + " (" + std::to_string(rc) + ")";
+}
+
+struct FlushCtx {
+    const Flusher* flusher;
+};
+
+void flush_as_copy(void* ctx, void* dst, const void*, size_t len) {
+    static_cast<FlushCtx*>(ctx)->flusher->flush(dst, len);
+}
+
+void pmem_copy(void* ctx, void* dst, const void* src, size_t len) {
+    static_cast<FlushCtx*>(ctx)->flusher->copy_to_pmem(dst, src, len);
+}
+
+}  // namespace
+
+// ---- MappedRange
+
+MappedRange& MappedRange::operator=(MappedRange&& o) noexcept {
+    if (this != &o) {
+        reset();
+        owner_ = std::exchange(o.owner_, nullptr);
+        chunk_ = std::exchange(o.chunk_, nullptr);
+        shard_ = o.shard_;
+        bytes_ = o.bytes_;
+        file_offset_ = o.file_offset_;
+    }
+    return *this;
+}
+
+void MappedRange::reset() {
+    if (chunk_) owner_->unpin(chunk_, shard_);
+    chunk_ = nullptr;
+    owner_ = nullptr;
+    bytes_ = {};
+}
+
+// ---- FileMap
+
+std::shared_ptr<FileMap> FileMap::create(int fd, const MapOptions& options) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0) return nullptr;
+    int own = -1;
+    bool writable = false;
+    if ((flags & O_ACCMODE) == O_RDWR) {
+        own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        writable = true;
+    } else {
+        // The mapping serves every open of the file, so it wants a read-write descriptor even
+        // when the first open is read-only.
+        const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+        own = ::open(proc.c_str(), O_RDWR | O_CLOEXEC);
+        writable = own >= 0;
+        if (own < 0 && (flags & O_ACCMODE) == O_RDONLY) own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    }
+    if (own < 0) return nullptr;
+    return std::shared_ptr<FileMap>(new FileMap(own, writable, uint64_t(st.st_size), options));
+}
+
+FileMap::FileMap(int own_fd, bool writable, uint64_t size, const MapOptions& options)
+    : fd_(own_fd),
+      writable_(writable),
+      opts_(options),
+      flusher_(options.flush),
+      page_(size_t(::sysconf(_SC_PAGESIZE))),
+      granule_(std::min(kGranule, options.chunk_size)),
+      size_(size),
+      slots_(new Slot[options.max_chunks]) {
+    install_media_guard();
+}
+
+FileMap::~FileMap() {
+    {
+        std::lock_guard lk(mu_);
+        for (size_t i = 0; i < opts_.max_chunks; ++i)
+            if (slots_[i].chunk.load()) retire(i);
+    }
+    // No MappedRange can outlive the map (its users hold the map), so everything is reclaimed.
+    for (Chunk* c : all_chunks_)
+        delete c;
+    ::close(fd_);
+}
+
+uint64_t FileMap::mappable_end() const {
+    return size() & ~uint64_t(page_ - 1);
+}
+
+size_t FileMap::live_chunks() const {
+    std::lock_guard lk(mu_);
+    size_t n = 0;
+    for (size_t i = 0; i < opts_.max_chunks; ++i)
+        n += slots_[i].chunk.load() != nullptr;
+    return n;
+}
+
+Chunk* FileMap::map_chunk(size_t index, std::string* why) {
+    const uint64_t start = uint64_t(index) * opts_.chunk_size;
+    const uint64_t end = std::min<uint64_t>(start + opts_.chunk_size, mappable_end());
+    if (end <= start) {
+        if (why) *why = "range beyond the mappable end of the file";
+        return nullptr;
+    }
+    pmem2_config* cfg = nullptr;
+    pmem2_source* src = nullptr;
+    pmem2_map* map = nullptr;
+    int rc = pmem2_config_new(&cfg);
+    if (rc == 0)
+        rc = pmem2_config_set_required_store_granularity(
+            cfg, opts_.require_sync ? PMEM2_GRANULARITY_CACHE_LINE : PMEM2_GRANULARITY_PAGE);
+    if (rc == 0) rc = pmem2_config_set_offset(cfg, size_t(start));
+    if (rc == 0) rc = pmem2_config_set_length(cfg, size_t(end - start));
+    if (rc == 0 && !writable_) rc = pmem2_config_set_protection(cfg, PMEM2_PROT_READ);
+    if (rc == 0) rc = pmem2_source_from_fd(&src, fd_);
+    if (rc == 0) rc = pmem2_map_new(&map, cfg, src);
+    if (rc != 0 && why) *why = pmem2_error("libpmem2 mapping refused", rc);
+    if (src) pmem2_source_delete(&src);
+    if (cfg) pmem2_config_delete(&cfg);
+    if (rc != 0) return nullptr;
+
+    Slot& slot = slots_[index];
+    if (!slot.dirty_storage) {
+        const size_t words = (opts_.chunk_size / granule_ + 63) / 64;
+        slot.dirty_storage.reset(new std::atomic<uint64_t>[words]);
+        for (size_t w = 0; w < words; ++w)
+            slot.dirty_storage[w].store(0);
+        slot.dirty.store(slot.dirty_storage.get(), std::memory_order_release);
+    }
+    Chunk* c;
+    if (!free_chunks_.empty()) {
+        c = free_chunks_.back();
+        free_chunks_.pop_back();
+    } else {
+        c = new Chunk;
+        all_chunks_.push_back(c);
+    }
+    c->map = map;
+    c->base = static_cast<std::byte*>(pmem2_map_get_address(map));
+    c->length = pmem2_map_get_size(map);
+    c->file_offset = start;
+    c->index = index;
+    c->map_sync = pmem2_map_get_store_granularity(map) != PMEM2_GRANULARITY_PAGE;
+    c->reclaimed = false;
+    c->retired.store(false, std::memory_order_seq_cst);
+    slot.chunk.store(c, std::memory_order_seq_cst);
+    Stats::global().maps.add(1);
+    return c;
+}
+
+void FileMap::retire(size_t index) {
+    Chunk* c = slots_[index].chunk.exchange(nullptr, std::memory_order_seq_cst);
+    if (!c) return;
+    c->retired.store(true, std::memory_order_seq_cst);
+    try_reclaim(c);
+}
+
+// Under mu_. Unmaps a retired chunk once no pin is left; its dirty lines are flushed first (the
+// dirty bits stay: a newer mapping of the same range may have set them too).
+void FileMap::try_reclaim(Chunk* c) {
+    if (c->reclaimed || !c->retired.load(std::memory_order_seq_cst)) return;
+    if (c->pins.sum(std::memory_order_seq_cst) != 0) return;
+    c->reclaimed = true;
+    flush_dirty_of(c, false);
+    pmem2_map_delete(&c->map);
+    c->base = nullptr;
+    c->length = 0;
+    free_chunks_.push_back(c);
+    Stats::global().unmaps.add(1);
+}
+
+void FileMap::unpin(Chunk* c, size_t shard) {
+    c->pins.add_to(shard, -1, std::memory_order_seq_cst);
+    if (c->retired.load(std::memory_order_seq_cst)) {
+        std::lock_guard lk(mu_);
+        try_reclaim(c);
+    }
+}
+
+std::optional<MappedRange> FileMap::pin(uint64_t offset, size_t len, bool for_write,
+                                        std::string* why) {
+    if (for_write && !writable_) {
+        if (why) *why = "no read-write descriptor for the mapping";
+        return std::nullopt;
+    }
+    const size_t index = size_t(offset / opts_.chunk_size);
+    if (index >= opts_.max_chunks) {
+        if (why) *why = "offset beyond the chunk table";
+        return std::nullopt;
+    }
+    const uint64_t chunk_end = uint64_t(index + 1) * opts_.chunk_size;
+    const uint64_t need_end = std::min<uint64_t>(offset + len, chunk_end);
+    if (need_end > mappable_end()) {
+        if (why) *why = "range beyond the mappable end of the file";
+        return std::nullopt;
+    }
+    Slot& slot = slots_[index];
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        Chunk* c = slot.chunk.load(std::memory_order_acquire);
+        if (!c || c->file_offset + c->length < need_end) {
+            std::lock_guard lk(mu_);
+            c = slot.chunk.load(std::memory_order_acquire);
+            if (!c || c->file_offset + c->length < need_end) {
+                if (c) retire(index);  // growth: only this chunk is remapped
+                c = map_chunk(index, why);
+                if (!c) return std::nullopt;
+            }
+        }
+        const size_t shard = c->pins.add(1, std::memory_order_seq_cst);
+        if (!c->retired.load(std::memory_order_seq_cst) &&
+            slot.chunk.load(std::memory_order_seq_cst) == c &&
+            c->file_offset + c->length >= need_end) {
+            MappedRange r;
+            r.owner_ = this;
+            r.chunk_ = c;
+            r.shard_ = shard;
+            r.file_offset_ = offset;
+            r.bytes_ = std::span<std::byte>(c->base + (offset - c->file_offset),
+                                            size_t(need_end - offset));
+            return r;
+        }
+        // Lost a race with a retire (or a recycled Chunk): undo and look again.
+        unpin(c, shard);
+    }
+    if (why) *why = "mapping kept changing";
+    return std::nullopt;
+}
+
+void FileMap::mark_dirty(size_t index, uint64_t chunk_off, size_t len) {
+    std::atomic<uint64_t>* bits = slots_[index].dirty.load(std::memory_order_acquire);
+    if (!bits || len == 0) return;
+    const size_t first = size_t(chunk_off / granule_);
+    const size_t last = size_t((chunk_off + len - 1) / granule_);
+    for (size_t g = first; g <= last; ++g) {
+        const uint64_t bit = uint64_t(1) << (g % 64);
+        // Only write the shared word when the bit is not set yet (rewrites stay read-only).
+        if (!(bits[g / 64].load(std::memory_order_relaxed) & bit))
+            bits[g / 64].fetch_or(bit, std::memory_order_release);
+    }
+}
+
+bool FileMap::msync_range(const void* addr, size_t len) const {
+    const uintptr_t start = uintptr_t(addr) & ~uintptr_t(page_ - 1);
+    const size_t span = size_t(uintptr_t(addr) + len - start);
+    return ::msync(reinterpret_cast<void*>(start), span, MS_SYNC) == 0;
+}
+
+// Flushes the dirty granules of chunk `c` (clear: and clears their bits first). The caller holds
+// a pin or mu_ with the chunk not yet unmapped.
+bool FileMap::flush_dirty_of(Chunk* c, bool clear) {
+    std::atomic<uint64_t>* bits = slots_[c->index].dirty.load(std::memory_order_acquire);
+    if (!bits || !c->base) return true;
+    bool ok = true;
+    FlushCtx ctx{&flusher_};
+    const size_t granules = (c->length + granule_ - 1) / granule_;
+    for (size_t w = 0; w * 64 < granules; ++w) {
+        uint64_t word = clear ? bits[w].exchange(0, std::memory_order_acq_rel)
+                              : bits[w].load(std::memory_order_acquire);
+        while (word) {
+            const size_t g = w * 64 + size_t(__builtin_ctzll(word));
+            word &= word - 1;
+            if (g >= granules) break;
+            std::byte* p = c->base + g * granule_;
+            const size_t n = std::min(granule_, c->length - g * granule_);
+            if (c->map_sync) {
+                ok &= guarded_copy(p, p, n, c->base, c->length, flush_as_copy, &ctx);
+            } else {
+                ok &= msync_range(p, n);
+            }
+        }
+    }
+    flusher_.drain();
+    return ok;
+}
+
+void FileMap::refresh_size() {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) return;
+    if (uint64_t(st.st_size) < size())
+        truncated(uint64_t(st.st_size));
+    else
+        size_.store(uint64_t(st.st_size), std::memory_order_release);
+}
+
+IoResult FileMap::read(uint64_t offset, std::span<std::byte> dst) {
+    IoResult res;
+    auto& stats = Stats::global();
+    if (offset + dst.size() > size()) refresh_size();
+    const uint64_t sz = size();
+    if (offset >= sz || dst.empty()) {
+        res.outcome = IoOutcome::Done;
+        return res;
+    }
+    const size_t n = size_t(std::min<uint64_t>(dst.size(), sz - offset));
+    if (offset + n > mappable_end()) {
+        res.why = "range reaches into the partial last page";
+        res.routine = true;
+        stats.fallbacks.add(1);
+        return res;
+    }
+    size_t done = 0;
+    while (done < n) {
+        auto r = pin(offset + done, n - done, false, &res.why);
+        if (!r) {
+            stats.fallbacks.add(1);
+            return res;
+        }
+        auto m = r->bytes();
+        if (!guarded_copy(dst.data() + done, m.data(), m.size(), m.data(), m.size())) {
+            r->reset();
+            return media_failure(offset + done, m.size());
+        }
+        done += m.size();
+    }
+    res.outcome = IoOutcome::Done;
+    res.bytes = n;
+    stats.reads.add(1);
+    stats.read_bytes.add(int64_t(n));
+    return res;
+}
+
+bool FileMap::grow_to(uint64_t offset, uint64_t end, bool durable, std::string* why) {
+    std::lock_guard lk(mu_);
+    if (end <= size()) return true;
+    // Allocates the blocks and moves the end of file in one call (the mapping cannot reach past
+    // the end of file); a DAX page fault into a hole would allocate too, but a failure there is a
+    // SIGBUS instead of an errno.
+    if (::fallocate(fd_, 0, off_t(offset), off_t(end - offset)) != 0) {
+        if (why) *why = std::string("fallocate: ") + std::strerror(errno);
+        return false;
+    }
+    // The new size is file-system metadata that MAP_SYNC does not cover: a write-through write
+    // that extends the file makes it durable here.
+    if (durable && ::fdatasync(fd_) != 0) {
+        if (why) *why = std::string("fdatasync: ") + std::strerror(errno);
+        return false;
+    }
+    size_.store(std::max(size(), end), std::memory_order_release);
+    return true;
+}
+
+IoResult FileMap::write(uint64_t offset, std::span<const std::byte> src, bool write_through) {
+    IoResult res;
+    auto& stats = Stats::global();
+    if (src.empty()) {
+        res.outcome = IoOutcome::Done;
+        return res;
+    }
+    const uint64_t end = offset + src.size();
+    if (!writable_) {
+        res.why = "no read-write descriptor for the mapping";
+        stats.fallbacks.add(1);
+        return res;
+    }
+    if (end > uint64_t(opts_.max_chunks) * opts_.chunk_size) {
+        res.why = "offset beyond the chunk table";
+        res.routine = true;
+        stats.fallbacks.add(1);
+        return res;
+    }
+    if (end > size() && !grow_to(offset, end, write_through, &res.why)) {
+        stats.fallbacks.add(1);
+        return res;
+    }
+    if (end > mappable_end()) {
+        res.why = "range reaches into the partial last page";
+        res.routine = true;
+        stats.fallbacks.add(1);
+        return res;
+    }
+    FlushCtx ctx{&flusher_};
+    size_t done = 0;
+    while (done < src.size()) {
+        auto r = pin(offset + done, src.size() - done, true, &res.why);
+        if (!r) {
+            stats.fallbacks.add(1);
+            return res;
+        }
+        auto m = r->bytes();
+        if (!guarded_copy(m.data(), src.data() + done, m.size(), m.data(), m.size(), pmem_copy,
+                          &ctx)) {
+            r->reset();
+            return media_failure(offset + done, m.size());
+        }
+        if (write_through) {
+            // MS-SMB2 3.3.5.13 write-through: durable before the response.
+            bool ok = true;
+            if (r->chunk_->map_sync)
+                flusher_.flush(m.data(), m.size());
+            else
+                ok = msync_range(m.data(), m.size());
+            if (!ok) {
+                res.why = std::string("msync: ") + std::strerror(errno);
+                stats.fallbacks.add(1);
+                return res;
+            }
+        } else {
+            // Copy first, then mark: persist() clears a bit before flushing, so a mark after
+            // the copy is never lost.
+            mark_dirty(r->chunk_->index, offset + done - r->chunk_->file_offset, m.size());
+        }
+        done += m.size();
+    }
+    if (write_through) {
+        flusher_.drain();
+        stats.persists.add(1);
+    }
+    res.outcome = IoOutcome::Done;
+    res.bytes = src.size();
+    stats.writes.add(1);
+    stats.write_bytes.add(int64_t(src.size()));
+    return res;
+}
+
+// A SIGBUS during a copy: if the file no longer reaches the range, it changed under us (someone
+// truncated it): drop the mappings and let the block path answer. Otherwise the media failed:
+// drop the chunk and fail the request.
+IoResult FileMap::media_failure(uint64_t offset, size_t len) {
+    IoResult res;
+    auto& stats = Stats::global();
+    const uint64_t before = size();
+    refresh_size();
+    if (offset + len > size() || size() < before) {
+        invalidate();
+        res.why = "file changed under the mapping (SIGBUS past the end of file)";
+        stats.fallbacks.add(1);
+        return res;
+    }
+    {
+        std::lock_guard lk(mu_);
+        retire(size_t(offset / opts_.chunk_size));
+    }
+    res.outcome = IoOutcome::MediaError;
+    res.why = "SIGBUS on the mapping at file offset " + std::to_string(offset) + " (media error)";
+    stats.media_errors.add(1);
+    return res;
+}
+
+bool FileMap::persist() {
+    bool ok = true;
+    for (size_t i = 0; i < opts_.max_chunks; ++i) {
+        std::atomic<uint64_t>* bits = slots_[i].dirty.load(std::memory_order_acquire);
+        if (!bits) continue;
+        const size_t words = (opts_.chunk_size / granule_ + 63) / 64;
+        bool any = false;
+        for (size_t w = 0; w < words && !any; ++w)
+            any = bits[w].load() != 0;
+        if (!any) continue;
+        const uint64_t start = uint64_t(i) * opts_.chunk_size;
+        const uint64_t mend = mappable_end();
+        if (start >= mend) {
+            // Truncated away: nothing left to make durable.
+            for (size_t w = 0; w < words; ++w)
+                bits[w].store(0);
+            continue;
+        }
+        auto r = pin(start, size_t(std::min<uint64_t>(opts_.chunk_size, mend - start)), false);
+        if (!r) {
+            ok = false;
+            continue;
+        }
+        ok &= flush_dirty_of(r->chunk_, true);
+    }
+    Stats::global().persists.add(1);
+    return ok;
+}
+
+void FileMap::truncated(uint64_t new_size) {
+    std::lock_guard lk(mu_);
+    size_.store(new_size, std::memory_order_release);
+    const uint64_t mend = new_size & ~uint64_t(page_ - 1);
+    for (size_t i = 0; i < opts_.max_chunks; ++i) {
+        const uint64_t start = uint64_t(i) * opts_.chunk_size;
+        if (std::atomic<uint64_t>* bits = slots_[i].dirty.load()) {
+            // Granules wholly past the new end have nothing left to flush (and flushing a
+            // truncated page would fault).
+            const size_t granules = opts_.chunk_size / granule_;
+            if (start >= mend) {
+                for (size_t w = 0; w < (granules + 63) / 64; ++w)
+                    bits[w].store(0);
+            } else if (start + opts_.chunk_size > mend) {
+                for (size_t g = size_t((mend - start + granule_ - 1) / granule_); g < granules; ++g)
+                    bits[g / 64].fetch_and(~(uint64_t(1) << (g % 64)));
+            }
+        }
+        Chunk* c = slots_[i].chunk.load();
+        if (c && c->file_offset + c->length > mend) retire(i);
+    }
+}
+
+void FileMap::invalidate() {
+    {
+        std::lock_guard lk(mu_);
+        for (size_t i = 0; i < opts_.max_chunks; ++i)
+            retire(i);
+    }
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0) size_.store(uint64_t(st.st_size), std::memory_order_release);
+}
+
+// ---- MapRegistry
+
+std::shared_ptr<FileMap> MapRegistry::acquire(uint64_t device, uint64_t inode, int fd,
+                                              const MapOptions& options) {
+    std::lock_guard lk(mu_);
+    auto& weak = maps_[Key{device, inode}];
+    if (auto m = weak.lock()) return m;
+    auto m = FileMap::create(fd, options);
+    weak = m;
+    // Forget files whose maps are gone, so the table stays as large as the open files.
+    if (maps_.size() > 64 && maps_.size() % 64 == 0)
+        std::erase_if(maps_, [](const auto& kv) { return kv.second.expired(); });
+    return m;
+}
+
+std::shared_ptr<FileMap> MapRegistry::find(uint64_t device, uint64_t inode) {
+    std::lock_guard lk(mu_);
+    auto it = maps_.find(Key{device, inode});
+    return it == maps_.end() ? nullptr : it->second.lock();
+}
+
+size_t MapRegistry::size() {
+    std::lock_guard lk(mu_);
+    std::erase_if(maps_, [](const auto& kv) { return kv.second.expired(); });
+    return maps_.size();
+}
+
+}  // namespace daxsmbd::dax

@@ -1,0 +1,181 @@
+// File mappings for the DAX path: one FileMap per file (device, inode), shared by every open of
+// that file, made of fixed-size chunks mapped with libpmem2 on demand.
+//
+// Chunks: chunk i maps file bytes [i*C, min((i+1)*C, mappable end)), C = MapOptions::chunk_size.
+// A file larger than any single mapping works chunk by chunk, and growth remaps only the last
+// chunk. libpmem2 maps whole pages that lie inside the file, so the mappable end is the file size
+// rounded down to a page: a request touching the partial last page (or beyond the chunk table) is
+// not served here and goes to the block path.
+//
+// Lifetime of a chunk mapping (no shared counter that every core hits): each chunk carries a
+// per-CPU pin count (dax/sharded_counter.h). A user pins the chunk (adds 1 to its CPU's shard with
+// a seq_cst RMW, then re-checks that the chunk is still the published, live one) and unpins on
+// the same shard. Retiring a chunk (truncate, growth, media error) unpublishes it and marks it
+// retired; whoever then sees a pin sum of zero (the retirer, or the last unpinner) flushes its
+// dirty lines and unmaps it. The Chunk objects themselves are recycled, never freed, while the
+// FileMap lives, so a racing pin on a stale pointer touches valid memory and backs off.
+// A MappedRange (pinned piece of one chunk) is what READ/WRITE copy through and what an RDMA
+// transport registers: the mapping cannot go away while a MappedRange exists.
+//
+// Durability: writes with write_through are flushed and fenced before write() returns; other
+// writes mark 64 KiB granules dirty and persist() (FLUSH, CLOSE) flushes them. On a mapping
+// without MAP_SYNC (regular files, tests) persistence also needs msync, which persist does.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dax/flush.h"
+#include "dax/sharded_counter.h"
+
+struct pmem2_map;
+
+namespace daxsmbd::dax {
+
+struct MapOptions {
+    size_t chunk_size = size_t(1) << 30;  // multiple of the page size
+    size_t max_chunks = 1024;             // files beyond max_chunks * chunk_size: block path
+    // true: only MAP_SYNC mappings (persistent memory; libpmem2 cache-line granularity).
+    // false: any file, mapped page-granular (tests on ordinary file systems).
+    bool require_sync = true;
+    FlushKind flush = FlushKind::Clflush;  // a resolved kind (dax/flush.h)
+};
+
+class FileMap;
+struct Chunk;
+
+// A pinned range of one chunk. Movable; unpins when destroyed.
+class MappedRange {
+  public:
+    MappedRange() = default;
+    MappedRange(MappedRange&& o) noexcept { *this = std::move(o); }
+    MappedRange& operator=(MappedRange&& o) noexcept;
+    ~MappedRange() { reset(); }
+    void reset();
+
+    std::span<std::byte> bytes() const { return bytes_; }
+    uint64_t file_offset() const { return file_offset_; }
+    explicit operator bool() const { return chunk_ != nullptr; }
+
+  private:
+    friend class FileMap;
+    FileMap* owner_ = nullptr;
+    Chunk* chunk_ = nullptr;
+    size_t shard_ = 0;
+    std::span<std::byte> bytes_;
+    uint64_t file_offset_ = 0;
+};
+
+enum class IoOutcome {
+    Done,        // served from the mapping
+    Fallback,    // not servable here (range, mapping refused, file changed): use the block path
+    MediaError,  // SIGBUS inside the file's data: STATUS_UNEXPECTED_IO_ERROR for this request
+};
+
+struct IoResult {
+    IoOutcome outcome = IoOutcome::Fallback;
+    size_t bytes = 0;
+    std::string why;  // for the log line of a Fallback or MediaError
+    // A Fallback by design (the range is not mappable: partial last page, beyond the chunk
+    // table), as opposed to a failure worth an info-level log line.
+    bool routine = false;
+};
+
+class FileMap {
+  public:
+    // `fd`: an open of the file (any access mode; a read-write descriptor is reopened through
+    // /proc/self/fd when it is not one, and without it the map only serves reads).
+    static std::shared_ptr<FileMap> create(int fd, const MapOptions& options);
+    ~FileMap();
+    FileMap(const FileMap&) = delete;
+    FileMap& operator=(const FileMap&) = delete;
+
+    // Pins the mapped bytes from `offset` up to `len` bytes, stopping at the chunk's end (a range
+    // spanning chunks takes several pins). nullopt when not servable (see IoResult::why).
+    std::optional<MappedRange> pin(uint64_t offset, size_t len, bool for_write,
+                                   std::string* why = nullptr);
+
+    // READ: copies file bytes at `offset` into `dst`, stopping at end of file (bytes = 0 at or
+    // past it). All or nothing: a range the mapping cannot serve entirely is a Fallback.
+    IoResult read(uint64_t offset, std::span<std::byte> dst);
+    // WRITE: copies `src` into the file at `offset`, allocating (fallocate) when it grows the
+    // file. write_through: flushed and fenced (durable) before returning.
+    IoResult write(uint64_t offset, std::span<const std::byte> src, bool write_through);
+    // FLUSH/CLOSE: makes every write so far durable. False when some range could not be flushed
+    // (the mapping went away with a media error): the caller then falls back to fsync.
+    bool persist();
+
+    // The file was truncated (or set) to `new_size` by someone using this server: drops the
+    // mappings that cover anything at or past it. Call after the ftruncate.
+    void truncated(uint64_t new_size);
+    // Something outside this FileMap changed the file: drop every mapping; re-read the size.
+    void invalidate();
+
+    uint64_t size() const { return size_.load(std::memory_order_acquire); }
+    bool writable() const { return writable_; }
+    const MapOptions& options() const { return opts_; }
+    size_t live_chunks() const;  // currently mapped chunks (tests)
+
+  private:
+    friend class MappedRange;
+    struct Slot;
+    FileMap(int own_fd, bool writable, uint64_t size, const MapOptions& options);
+
+    void unpin(Chunk* c, size_t shard);
+    void retire(size_t index);  // under mu_
+    void try_reclaim(Chunk* c);
+    Chunk* map_chunk(size_t index, std::string* why);  // under mu_
+    uint64_t mappable_end() const;
+    void mark_dirty(size_t index, uint64_t chunk_off, size_t len);
+    bool flush_dirty_of(Chunk* c, bool clear);
+    bool msync_range(const void* addr, size_t len) const;
+    bool grow_to(uint64_t offset, uint64_t end, bool durable, std::string* why);
+    IoResult media_failure(uint64_t offset, size_t len);
+    void refresh_size();
+
+    const int fd_;
+    const bool writable_;
+    const MapOptions opts_;
+    const Flusher flusher_;
+    const size_t page_;
+    const size_t granule_;
+    std::atomic<uint64_t> size_;
+    std::unique_ptr<Slot[]> slots_;
+
+    mutable std::mutex mu_;           // publishing/retiring chunks, growth, the free list
+    std::vector<Chunk*> all_chunks_;  // every Chunk object ever made (freed by ~FileMap)
+    std::vector<Chunk*> free_chunks_;
+};
+
+// FileMaps by file: every open of one file gets the same map (CREATE); the registry holds them
+// weakly, so the map goes with the file's last open.
+class MapRegistry {
+  public:
+    std::shared_ptr<FileMap> acquire(uint64_t device, uint64_t inode, int fd,
+                                     const MapOptions& options);
+    std::shared_ptr<FileMap> find(uint64_t device, uint64_t inode);
+    size_t size();
+
+  private:
+    struct Key {
+        uint64_t device, inode;
+        bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+        size_t operator()(const Key& k) const {
+            return std::hash<uint64_t>()(k.inode * 0x9E3779B97F4A7C15ull ^ k.device);
+        }
+    };
+    std::mutex mu_;
+    std::unordered_map<Key, std::weak_ptr<FileMap>, KeyHash> maps_;
+};
+
+}  // namespace daxsmbd::dax

@@ -1,0 +1,37 @@
+// What the DAX path did, process-wide: the proof that DAX served I/O. Sharded per CPU (no shared
+// hot counter); read by the server's stats dump (SIGUSR1 and shutdown, server/daxsmbd_main.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dax/sharded_counter.h"
+
+namespace daxsmbd::dax {
+
+struct StatsSnapshot {
+    int64_t reads = 0;  // READs served from a mapping
+    int64_t read_bytes = 0;
+    int64_t writes = 0;  // WRITEs copied into a mapping
+    int64_t write_bytes = 0;
+    int64_t persists = 0;      // flush+fence runs (write-through WRITE, FLUSH, CLOSE)
+    int64_t fallbacks = 0;     // requests the mapping could not serve (went to the block path)
+    int64_t media_errors = 0;  // SIGBUS inside the file: STATUS_UNEXPECTED_IO_ERROR
+    int64_t maps = 0;          // chunk mappings made
+    int64_t unmaps = 0;        // chunk mappings dropped (truncate, growth, close, errors)
+
+    // "dax: reads=... read_bytes=... ..." (one line, key=value).
+    std::string to_string() const;
+};
+
+class Stats {
+  public:
+    static Stats& global();
+
+    ShardedCounter reads, read_bytes, writes, write_bytes, persists, fallbacks, media_errors, maps,
+        unmaps;
+
+    StatsSnapshot snapshot() const;
+};
+
+}  // namespace daxsmbd::dax

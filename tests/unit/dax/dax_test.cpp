@@ -1,0 +1,421 @@
+// The DAX module on ordinary files: libpmem2 maps them page-granular when MAP_SYNC is not
+// required (MapOptions::require_sync = false), which exercises everything but the cache-flush
+// durability itself (that is the VM test's job, tests/vm/).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dax/detect.h"
+#include "dax/flush.h"
+#include "dax/mapping.h"
+#include "dax/media_guard.h"
+#include "dax/stats.h"
+
+namespace daxsmbd::dax {
+namespace {
+
+constexpr size_t kChunk = 64 * 1024;
+
+class TempFile {
+  public:
+    explicit TempFile(size_t size) {
+        char tmpl[] = "/var/tmp/daxtest-XXXXXX";
+        fd_ = ::mkstemp(tmpl);
+        path_ = tmpl;
+        EXPECT_GE(fd_, 0);
+        EXPECT_EQ(::ftruncate(fd_, off_t(size)), 0);
+    }
+    ~TempFile() {
+        ::close(fd_);
+        ::unlink(path_.c_str());
+    }
+    int fd() const { return fd_; }
+    const std::string& path() const { return path_; }
+
+  private:
+    int fd_ = -1;
+    std::string path_;
+};
+
+MapOptions test_options() {
+    MapOptions o;
+    o.chunk_size = kChunk;
+    o.max_chunks = 64;
+    o.require_sync = false;
+    o.flush = *resolve_flush_kind(FlushKind::Auto, detect_cpu_flush_support());
+    return o;
+}
+
+std::vector<std::byte> pattern(size_t n, unsigned seed) {
+    std::vector<std::byte> v(n);
+    for (size_t i = 0; i < n; ++i)
+        v[i] = std::byte((i * 131 + seed * 7 + (i >> 12)) & 0xff);
+    return v;
+}
+
+std::vector<std::byte> pread_all(int fd, uint64_t off, size_t n) {
+    std::vector<std::byte> v(n);
+    EXPECT_EQ(::pread(fd, v.data(), n, off_t(off)), ssize_t(n));
+    return v;
+}
+
+// ---- flush selection
+
+TEST(DaxFlush, ParsesAndNamesEveryKind) {
+    for (auto name : {"auto", "clwb", "clflushopt", "clflush", "ntstore"}) {
+        auto k = parse_flush_kind(name);
+        ASSERT_TRUE(k) << name;
+        EXPECT_EQ(to_string(*k), name);
+    }
+    EXPECT_FALSE(parse_flush_kind("sfence"));
+    EXPECT_FALSE(parse_flush_kind(""));
+}
+
+TEST(DaxFlush, AutoPrefersClwbThenClflushoptThenClflush) {
+    CpuFlushSupport all{true, true, true, true};
+    EXPECT_EQ(resolve_flush_kind(FlushKind::Auto, all), FlushKind::Clwb);
+    CpuFlushSupport no_clwb{true, true, false, true};
+    EXPECT_EQ(resolve_flush_kind(FlushKind::Auto, no_clwb), FlushKind::Clflushopt);
+    CpuFlushSupport only_clflush{true, false, false, true};
+    EXPECT_EQ(resolve_flush_kind(FlushKind::Auto, only_clflush), FlushKind::Clflush);
+    EXPECT_FALSE(resolve_flush_kind(FlushKind::Auto, CpuFlushSupport{}));
+}
+
+TEST(DaxFlush, ExplicitKindTheCpuLacksIsRefused) {
+    CpuFlushSupport only_clflush{true, false, false, true};
+    EXPECT_FALSE(resolve_flush_kind(FlushKind::Clwb, only_clflush));
+    EXPECT_FALSE(resolve_flush_kind(FlushKind::Clflushopt, only_clflush));
+    EXPECT_EQ(resolve_flush_kind(FlushKind::Clflush, only_clflush), FlushKind::Clflush);
+    EXPECT_EQ(resolve_flush_kind(FlushKind::NtStore, only_clflush), FlushKind::NtStore);
+    EXPECT_FALSE(
+        resolve_flush_kind(FlushKind::NtStore, CpuFlushSupport{true, false, false, false}));
+}
+
+// Every kind this CPU has copies exactly (the non-temporal copy has unaligned head and tail
+// paths) and its flush/fence runs without faulting.
+TEST(DaxFlush, EverySupportedKindCopiesAndFlushes) {
+    const auto cpu = detect_cpu_flush_support();
+    int tried = 0;
+    for (FlushKind k :
+         {FlushKind::Clwb, FlushKind::Clflushopt, FlushKind::Clflush, FlushKind::NtStore}) {
+        auto r = resolve_flush_kind(k, cpu);
+        if (!r) continue;
+        ++tried;
+        Flusher f(*r);
+        EXPECT_EQ(f.kind(), k);
+        for (size_t off : {0, 1, 7, 15, 16, 63}) {
+            for (size_t len : {0, 1, 15, 16, 17, 100, 4096 + 3}) {
+                std::vector<std::byte> src = pattern(len, unsigned(off + len));
+                std::vector<std::byte> dst(len + 128, std::byte{0xEE});
+                f.copy_to_pmem(dst.data() + off, src.data(), len);
+                f.persist(dst.data() + off, len);
+                EXPECT_EQ(0, std::memcmp(dst.data() + off, src.data(), len))
+                    << to_string(k) << " off " << off << " len " << len;
+                for (size_t i = 0; i < off; ++i)
+                    ASSERT_EQ(dst[i], std::byte{0xEE});
+                for (size_t i = off + len; i < dst.size(); ++i)
+                    ASSERT_EQ(dst[i], std::byte{0xEE});
+            }
+        }
+    }
+    EXPECT_GE(tried, 2);  // clflush and ntstore exist on every x86-64 CPU
+}
+
+// ---- detection
+
+TEST(DaxDetect, OrdinaryFileSystemHasNoMapSync) {
+    int dir = ::open("/var/tmp", O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(dir, 0);
+    DetectResult d = detect_dax(dir);
+    ::close(dir);
+    EXPECT_FALSE(d.map_sync);
+    EXPECT_NE(d.detail.find("MAP_SYNC"), std::string::npos) << d.detail;
+}
+
+TEST(DaxDetect, DecisionPerMode) {
+    DetectResult no;
+    no.detail = "MAP_SYNC mapping refused: Operation not supported";
+    DetectResult yes;
+    yes.map_sync = true;
+    EXPECT_FALSE(decide(DaxMode::Off, yes).use_dax);
+    EXPECT_TRUE(decide(DaxMode::Auto, yes).use_dax);
+    EXPECT_TRUE(decide(DaxMode::On, yes).use_dax);
+    EXPECT_FALSE(decide(DaxMode::Auto, no).use_dax);
+    EXPECT_TRUE(decide(DaxMode::Auto, no).error.empty());
+    EXPECT_FALSE(decide(DaxMode::On, no).use_dax);
+    EXPECT_NE(decide(DaxMode::On, no).error.find("not DAX-capable"), std::string::npos);
+    // statx's flag alone is only a hint: without MAP_SYNC there is no DAX.
+    DetectResult hint_only;
+    hint_only.statx_dax = true;
+    EXPECT_FALSE(decide(DaxMode::Auto, hint_only).use_dax);
+    EXPECT_EQ(parse_dax_mode("on"), DaxMode::On);
+    EXPECT_EQ(parse_dax_mode("auto"), DaxMode::Auto);
+    EXPECT_EQ(parse_dax_mode("no"), DaxMode::Off);
+    EXPECT_FALSE(parse_dax_mode("maybe"));
+}
+
+// ---- mappings
+
+TEST(DaxMap, RequiringMapSyncOnAnOrdinaryFileFallsBack) {
+    TempFile f(4 * kChunk);
+    MapOptions o = test_options();
+    o.require_sync = true;
+    auto m = FileMap::create(f.fd(), o);
+    ASSERT_TRUE(m);
+    std::vector<std::byte> buf(4096);
+    const auto before = Stats::global().snapshot().fallbacks;
+    IoResult r = m->read(0, buf);
+    EXPECT_EQ(r.outcome, IoOutcome::Fallback);
+    EXPECT_NE(r.why.find("libpmem2"), std::string::npos) << r.why;
+    EXPECT_EQ(Stats::global().snapshot().fallbacks, before + 1);
+}
+
+TEST(DaxMap, WriteAndReadAcrossChunkBoundaries) {
+    TempFile f(8 * kChunk);
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    // Straddles chunks 1, 2 and 3.
+    const uint64_t off = kChunk + kChunk / 2;
+    auto data = pattern(2 * kChunk, 1);
+    const auto before = Stats::global().snapshot();
+    IoResult w = m->write(off, data, false);
+    ASSERT_EQ(w.outcome, IoOutcome::Done) << w.why;
+    EXPECT_EQ(w.bytes, data.size());
+    EXPECT_TRUE(m->persist());
+    EXPECT_EQ(pread_all(f.fd(), off, data.size()), data);
+    EXPECT_EQ(m->live_chunks(), 3u);
+
+    // What the block path writes, the mapping reads (same page cache / same media).
+    auto other = pattern(3 * kChunk, 2);
+    ASSERT_EQ(::pwrite(f.fd(), other.data(), other.size(), off_t(4 * kChunk)),
+              ssize_t(other.size()));
+    std::vector<std::byte> got(other.size());
+    IoResult r = m->read(4 * kChunk, got);
+    ASSERT_EQ(r.outcome, IoOutcome::Done) << r.why;
+    EXPECT_EQ(got, other);
+    const auto after = Stats::global().snapshot();
+    EXPECT_EQ(after.writes - before.writes, 1);
+    EXPECT_EQ(after.reads - before.reads, 1);
+    EXPECT_EQ(after.read_bytes - before.read_bytes, int64_t(other.size()));
+}
+
+TEST(DaxMap, ReadStopsAtEndOfFileAndPartialPageFallsBack) {
+    TempFile f(2 * kChunk + 100);  // the last 100 bytes are in a partial page
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    std::vector<std::byte> buf(8192);
+    IoResult at_eof = m->read(2 * kChunk + 100, buf);
+    EXPECT_EQ(at_eof.outcome, IoOutcome::Done);
+    EXPECT_EQ(at_eof.bytes, 0u);
+    IoResult tail = m->read(2 * kChunk - 4096, buf);
+    EXPECT_EQ(tail.outcome, IoOutcome::Fallback);
+    EXPECT_NE(tail.why.find("partial last page"), std::string::npos);
+    IoResult whole_pages = m->read(2 * kChunk - 8192, buf);
+    EXPECT_EQ(whole_pages.outcome, IoOutcome::Done) << whole_pages.why;
+    EXPECT_EQ(whole_pages.bytes, 8192u);
+}
+
+TEST(DaxMap, BeyondTheChunkTableFallsBack) {
+    TempFile f(0);
+    MapOptions o = test_options();
+    o.max_chunks = 2;
+    auto m = FileMap::create(f.fd(), o);
+    ASSERT_TRUE(m);
+    auto data = pattern(4096, 3);
+    EXPECT_EQ(m->write(kChunk, data, false).outcome, IoOutcome::Done);
+    IoResult r = m->write(2 * kChunk, data, false);
+    EXPECT_EQ(r.outcome, IoOutcome::Fallback);
+    EXPECT_NE(r.why.find("chunk table"), std::string::npos);
+}
+
+TEST(DaxMap, GrowthRemapsOnlyTheLastChunk) {
+    TempFile f(kChunk + 4096);
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    auto first = m->pin(0, 4096, false);
+    ASSERT_TRUE(first);
+    std::byte* chunk0 = first->bytes().data();
+    first->reset();
+    ASSERT_TRUE(m->pin(kChunk, 4096, false));
+
+    // Appends: the file grows through chunk 1 into chunk 2 (fallocate + remap of the tail).
+    const auto before = Stats::global().snapshot();
+    for (uint64_t off = kChunk + 4096; off < 2 * kChunk + 8192; off += 4096) {
+        auto data = pattern(4096, unsigned(off / 4096));
+        IoResult w = m->write(off, data, true);
+        ASSERT_EQ(w.outcome, IoOutcome::Done) << w.why << " at " << off;
+    }
+    EXPECT_EQ(m->size(), 2 * kChunk + 8192);
+    struct stat st {};
+    ASSERT_EQ(::fstat(f.fd(), &st), 0);
+    EXPECT_EQ(uint64_t(st.st_size), 2 * kChunk + 8192);
+    for (uint64_t off = kChunk + 4096; off < 2 * kChunk + 8192; off += 4096)
+        ASSERT_EQ(pread_all(f.fd(), off, 4096), pattern(4096, unsigned(off / 4096)));
+    // Chunk 0 was never touched by the growth: same mapping.
+    auto again = m->pin(0, 4096, false);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->bytes().data(), chunk0);
+    const auto after = Stats::global().snapshot();
+    EXPECT_EQ(after.unmaps - before.unmaps, after.maps - before.maps - 1)
+        << "each remap of chunk 1 unmaps the old one; chunk 2 is new";
+}
+
+TEST(DaxMap, AMappingIsNotUnmappedWhilePinned) {
+    TempFile f(4 * kChunk);
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    auto data = pattern(4096, 9);
+    ASSERT_EQ(m->write(2 * kChunk, data, false).outcome, IoOutcome::Done);
+    auto pinned = m->pin(2 * kChunk, 4096, false);
+    ASSERT_TRUE(pinned);
+    const auto before = Stats::global().snapshot().unmaps;
+    // Retire everything (the file itself is left as it is, so the old mapping stays valid).
+    m->truncated(0);
+    EXPECT_EQ(m->live_chunks(), 0u);
+    EXPECT_EQ(Stats::global().snapshot().unmaps, before) << "unmapped under a pin";
+    // Still readable through the pinned range.
+    EXPECT_EQ(0, std::memcmp(pinned->bytes().data(), data.data(), data.size()));
+    pinned->reset();
+    EXPECT_EQ(Stats::global().snapshot().unmaps, before + 1) << "last unpin unmaps";
+}
+
+TEST(DaxMap, TruncateDropsMappingsAndReadsSeeTheNewSize) {
+    TempFile f(4 * kChunk);
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    std::vector<std::byte> buf(4096);
+    ASSERT_EQ(m->read(3 * kChunk, buf).outcome, IoOutcome::Done);
+    ASSERT_EQ(m->read(0, buf).outcome, IoOutcome::Done);
+    ASSERT_EQ(::ftruncate(f.fd(), off_t(kChunk)), 0);
+    m->truncated(kChunk);
+    EXPECT_EQ(m->live_chunks(), 1u);  // chunk 0 still covers [0, kChunk)
+    IoResult r = m->read(3 * kChunk, buf);
+    EXPECT_EQ(r.outcome, IoOutcome::Done);
+    EXPECT_EQ(r.bytes, 0u);
+}
+
+// Someone outside the server truncates the file: the copy takes SIGBUS, the request falls back
+// (the process survives), and the mapping is dropped.
+TEST(DaxMap, SigbusFromATruncationUnderUsFallsBack) {
+    TempFile f(4 * kChunk);
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    std::vector<std::byte> buf(4096);
+    ASSERT_EQ(m->read(2 * kChunk, buf).outcome, IoOutcome::Done);
+    const auto sigbus_before = recovered_sigbus_count();
+    const auto stats_before = Stats::global().snapshot();
+    int other = ::open(f.path().c_str(), O_RDWR);
+    ASSERT_GE(other, 0);
+    ASSERT_EQ(::ftruncate(other, 0), 0);
+    ::close(other);
+    // The map's cached size still says 4 chunks: the copy faults.
+    IoResult r = m->read(2 * kChunk, buf);
+    EXPECT_EQ(r.outcome, IoOutcome::Fallback);
+    EXPECT_NE(r.why.find("changed under"), std::string::npos) << r.why;
+    EXPECT_EQ(recovered_sigbus_count(), sigbus_before + 1);
+    EXPECT_EQ(Stats::global().snapshot().fallbacks, stats_before.fallbacks + 1);
+    EXPECT_EQ(Stats::global().snapshot().media_errors, stats_before.media_errors);
+    EXPECT_EQ(m->live_chunks(), 0u);
+    EXPECT_EQ(m->size(), 0u);
+    // Writes work again after the file grows back.
+    auto data = pattern(4096, 5);
+    EXPECT_EQ(m->write(0, data, true).outcome, IoOutcome::Done);
+    EXPECT_EQ(pread_all(f.fd(), 0, 4096), data);
+}
+
+TEST(DaxMap, ReadOnlyDescriptorIsReopenedForTheSharedMap) {
+    TempFile f(kChunk);
+    int ro = ::open(f.path().c_str(), O_RDONLY);
+    ASSERT_GE(ro, 0);
+    auto m = FileMap::create(ro, test_options());
+    ::close(ro);
+    ASSERT_TRUE(m);
+    EXPECT_TRUE(m->writable());
+    auto data = pattern(4096, 6);
+    EXPECT_EQ(m->write(4096, data, true).outcome, IoOutcome::Done);
+    EXPECT_EQ(pread_all(f.fd(), 4096, 4096), data);
+}
+
+TEST(DaxMap, RegistrySharesOneMapPerFile) {
+    TempFile f(kChunk);
+    MapRegistry reg;
+    struct stat st {};
+    ASSERT_EQ(::fstat(f.fd(), &st), 0);
+    auto a = reg.acquire(st.st_dev, st.st_ino, f.fd(), test_options());
+    auto b = reg.acquire(st.st_dev, st.st_ino, f.fd(), test_options());
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(reg.find(st.st_dev, st.st_ino), a);
+    a.reset();
+    b.reset();
+    EXPECT_EQ(reg.find(st.st_dev, st.st_ino), nullptr);
+    EXPECT_EQ(reg.size(), 0u);
+}
+
+// Readers and writers on several threads while another keeps truncating and regrowing the
+// file: no crash, no read of anything but the pattern or zeroes, and every mapping made is
+// unmapped once the map goes.
+TEST(DaxMap, ConcurrentReadersWritersAndTruncate) {
+    constexpr size_t kFile = 8 * kChunk;
+    TempFile f(kFile);
+    const auto before = Stats::global().snapshot();
+    {
+        auto m = FileMap::create(f.fd(), test_options());
+        ASSERT_TRUE(m);
+        std::atomic<bool> stop{false};
+        std::atomic<int> bad{0};
+        std::atomic<long> served{0};
+        auto block = pattern(4096, 42);
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t) {
+            threads.emplace_back([&, t] {
+                std::vector<std::byte> buf(4096);
+                unsigned x = unsigned(t) * 7919u + 1;
+                for (int i = 0; i < 3000 && !stop; ++i) {
+                    x = x * 1103515245u + 12345u;
+                    const uint64_t off = uint64_t((x >> 8) % (kFile / 4096)) * 4096;
+                    if (t % 2) {
+                        IoResult r = m->write(off, block, (i % 16) == 0);
+                        if (r.outcome == IoOutcome::Done) ++served;
+                    } else {
+                        IoResult r = m->read(off, buf);
+                        if (r.outcome != IoOutcome::Done || r.bytes == 0) continue;
+                        ++served;
+                        const bool is_pattern = std::memcmp(buf.data(), block.data(), 4096) == 0;
+                        bool is_zero = true;
+                        for (std::byte b : buf)
+                            is_zero &= b == std::byte{0};
+                        if (!is_pattern && !is_zero) ++bad;
+                    }
+                }
+            });
+        }
+        std::thread truncator([&] {
+            for (int i = 0; i < 200; ++i) {
+                const off_t sz = off_t((i % 8) * kChunk);
+                if (::ftruncate(f.fd(), sz) == 0) m->truncated(uint64_t(sz));
+                std::this_thread::yield();
+            }
+            if (::ftruncate(f.fd(), off_t(kFile)) == 0) m->truncated(kFile);
+        });
+        truncator.join();
+        for (auto& th : threads)
+            th.join();
+        EXPECT_EQ(bad.load(), 0);
+        EXPECT_GT(served.load(), 0);
+    }
+    const auto after = Stats::global().snapshot();
+    EXPECT_EQ(after.maps - before.maps, after.unmaps - before.unmaps);
+}
+
+}  // namespace
+}  // namespace daxsmbd::dax
