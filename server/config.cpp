@@ -515,6 +515,20 @@ const ShareKey kShareKeys[] = {
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.store_dos_attributes, key, v);
      }},
+    {"dax",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         auto m = dax::parse_dax_mode(lower(trim(v)));
+         if (!m) return bad_value(key, v, "auto, on or off");
+         sh.dax = *m;
+         return std::nullopt;
+     }},
+    {"daxflush",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         auto k = dax::parse_flush_kind(lower(trim(v)));
+         if (!k) return bad_value(key, v, "auto, clwb, clflushopt, clflush or ntstore");
+         sh.dax_flush = *k;
+         return std::nullopt;
+     }},
     {"guestok",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.guest_ok, key, v);

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "auth/kerberos_user_map.h"
+#include "dax/detect.h"
+#include "dax/flush.h"
 #include "protocol/header.h"
 #include "protocol/result.h"
 
@@ -27,6 +29,10 @@ struct ShareConfig {
     bool case_sensitive = false;           // "case sensitive" (default no: case-insensitive lookup)
     bool store_dos_attributes = true;      // "store dos attributes"
     bool guest_ok = false;                 // "guest ok" / "public": guest sessions may connect
+    // "dax": READ/WRITE straight against persistent memory (dax/). auto: where the file system
+    // supports MAP_SYNC; on: the share does not start without it; off: never.
+    dax::DaxMode dax = dax::DaxMode::Auto;
+    dax::FlushKind dax_flush = dax::FlushKind::Auto;  // "dax flush": the cache flush instruction
 };
 
 struct GlobalConfig {

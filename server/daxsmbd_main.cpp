@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "dax/stats.h"
 #include "server/config.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGHUP);
+    sigaddset(&sigs, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
     signal(SIGPIPE, SIG_IGN);
 
@@ -115,6 +117,11 @@ int main(int argc, char** argv) {
                 log_info("SIGHUP: configuration reload is not implemented yet; ignored");
                 continue;
             }
+            if (sig == SIGUSR1) {
+                // The proof that DAX served I/O (README "DAX").
+                log_info(daxsmbd::dax::Stats::global().snapshot().to_string());
+                continue;
+            }
             log_info("signal ", sig, ": stopping");
             server.stop();
             return;
@@ -122,6 +129,7 @@ int main(int argc, char** argv) {
     });
     server.run();
     sig_thread.join();
+    log_info(daxsmbd::dax::Stats::global().snapshot().to_string());
     log_info("daxsmbd stopped");
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <boost/asio/ip/v6_only.hpp>
 #include <random>
 
+#include "dax/media_guard.h"
 #include "server/connection.h"
 #include "server/log.h"
 #include "server/vfs/share_root.h"
@@ -60,6 +61,40 @@ static bool iequals(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
         if (tolower(uint8_t(a[i])) != tolower(uint8_t(b[i]))) return false;
+    return true;
+}
+
+// "dax" / "dax flush" of a share: probe the file system under the share root (MAP_SYNC), then
+// resolve the flush instruction against the CPU. `on` without DAX, or a flush kind the CPU lacks
+// on a DAX share, stops the server with a message.
+bool Server::setup_dax(Share& s, std::string* error) {
+    const ShareConfig& sc = s.config;
+    if (sc.dax == dax::DaxMode::Off) return true;
+    const dax::DetectResult detected = dax::detect_dax(s.root->fd());
+    const dax::DaxDecision d = dax::decide(sc.dax, detected);
+    if (!d.error.empty()) {
+        *error = "share [" + sc.name + "]: " + d.error;
+        return false;
+    }
+    if (!d.use_dax) {
+        log_info("share [", sc.name, "]: dax = ", dax::to_string(sc.dax),
+                 ": not a DAX file system (", detected.detail, "); block path");
+        return true;
+    }
+    auto kind = dax::resolve_flush_kind(sc.dax_flush, dax::detect_cpu_flush_support());
+    if (!kind) {
+        *error = "share [" + sc.name +
+                 "]: dax flush = " + std::string(dax::to_string(sc.dax_flush)) +
+                 ": this CPU does not have it";
+        return false;
+    }
+    dax::MapOptions opts;
+    opts.require_sync = true;
+    opts.flush = *kind;
+    s.dax = opts;
+    dax::install_media_guard();
+    log_info("share [", sc.name, "]: DAX active (MAP_SYNC",
+             detected.statx_dax ? ", STATX_ATTR_DAX" : "", "), flush ", dax::to_string(*kind));
     return true;
 }
 
@@ -136,6 +171,7 @@ bool Server::start(std::string* error) {
             return false;
         }
         s->root = std::make_shared<vfs::ShareRoot>(std::move(*root));
+        if (!setup_dax(*s, error)) return false;
         shares_.push_back(std::move(s));
     }
 

@@ -73,6 +73,7 @@ class Server {
 
     SessionTable sessions;
     OpenTable opens;
+    dax::MapRegistry dax_maps;  // one FileMap per open file on a DAX share
     asio::thread_pool& pool() { return pool_; }
 
     void connection_closed(Connection& c);
@@ -80,6 +81,7 @@ class Server {
   private:
     void accept_next(size_t listener);
     void reload_users_if_changed();
+    bool setup_dax(Share& share, std::string* error);
 
     Config config_;
     Limits limits_;

@@ -23,6 +23,10 @@ asio::awaitable<NtStatus> close(RequestContext& ctx) {
     // from now on can use it. A concurrent CLOSE of the same handle loses here.
     if (!ctx.server.opens.remove(open->id.volatile_)) co_return NtStatus::FileClosed;
 
+    // DAX: writes without write-through are made durable at CLOSE at the latest.
+    if (open->dax_map && !open->dax_map->persist())
+        log_info("DAX CLOSE of '", open->path, "': some ranges could not be flushed");
+
     CloseResponse resp;
     const bool postquery = req->flags & close_flags::kPostqueryAttrib;
     auto reg = open->file_registration;

@@ -143,6 +143,24 @@ void abandon(FileTable& files, const std::shared_ptr<FileRegistration>& reg) {
     reg->release();
 }
 
+// DAX share: the open joins its file's mapping, unless it cannot be served from one (a directory,
+// or an open without data access that never reads or writes). The map is shared by all opens of
+// the file; an overwrite/supersede truncated the file, which the map learns here. Blocking.
+void attach_dax_map(dax::MapRegistry& maps, const dax::MapOptions& options, CreateOutcome& r) {
+    Open& o = *r.open;
+    constexpr uint32_t kDataAccess =
+        am::kFileReadData | am::kFileWriteData | am::kFileAppendData | am::kFileExecute;
+    if (o.is_directory || o.fd < 0 || !(o.granted_access & kDataAccess)) return;
+    o.dax_map = maps.acquire(o.device, o.file_id, o.fd, options);
+    if (!o.dax_map) {
+        log_info("DAX: no mapping for '", o.path, "' (not a regular file or no usable descriptor)");
+        return;
+    }
+    if (r.create_action == create_action::kOverwritten ||
+        r.create_action == create_action::kSuperseded)
+        o.dax_map->truncated(uint64_t(r.info.end_of_file));
+}
+
 std::shared_ptr<Open> make_open(vfs::UniqueFd fd, const std::string& rel, bool is_dir,
                                 const vfs::FileInfo& info, uint32_t granted, const Plan& pl,
                                 std::shared_ptr<FileRegistration> reg) {
@@ -514,7 +532,12 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     if (contexts->timewarp) co_return refused(NtStatus::ObjectNameNotFound);
 
     std::shared_ptr<const vfs::ShareRoot> root = share->root;
-    auto res = co_await ctx.blocking([&] { return create_file(root, FileTable::global(), p); });
+    const std::optional<dax::MapOptions>& dax_options = share->dax;
+    auto res = co_await ctx.blocking([&] {
+        auto r = create_file(root, FileTable::global(), p);
+        if (r && dax_options) attach_dax_map(ctx.server.dax_maps, *dax_options, *r);
+        return r;
+    });
     if (!res) co_return refused(res.status());
 
     // The session, tree or connection may have gone while the pool worked: then nobody could

@@ -37,6 +37,10 @@ asio::awaitable<NtStatus> flush(RequestContext& ctx) {
         co_return NtStatus::AccessDenied;
     }
     const int fd = open->fd;
+    // DAX: the writes made without write-through are still in the CPU caches; flush them. The
+    // fsync still follows for what the block path wrote (fallbacks) and for metadata.
+    if (open->dax_map && !open->dax_map->persist())
+        log_info("DAX FLUSH of '", open->path, "': some ranges could not be flushed");
     int err = co_await ctx.blocking([fd] { return ::fsync(fd) == 0 ? 0 : errno; });
     if (err) co_return errno_to_status(err);
     FlushResponse{}.serialize(ctx.body());

@@ -114,13 +114,19 @@ Status set_end_of_file(Open& open, Bytes buf) {
     DAX_TRY(auto e, FileEndOfFileInfo::decode(buf));
     if (open.is_directory || e.end_of_file < 0) return Error(NtStatus::InvalidParameter);
     if (::ftruncate(open.fd, e.end_of_file) != 0) return Error(errno_to_status(errno));
+    // Every open of the file shares the map: drop what the new size no longer covers.
+    if (open.dax_map) open.dax_map->truncated(uint64_t(e.end_of_file));
     return {};
 }
 
 Status set_allocation(Open& open, Bytes buf) {
     DAX_TRY(auto a, FileAllocationInfo::decode(buf));
     if (open.is_directory || a.allocation_size < 0) return Error(NtStatus::InvalidParameter);
-    return info::set_allocation(open.fd, a.allocation_size);
+    auto st = info::set_allocation(open.fd, a.allocation_size);
+    // An allocation below the end of file truncated the file (info::set_allocation).
+    if (st && open.dax_map && uint64_t(a.allocation_size) < open.dax_map->size())
+        open.dax_map->truncated(uint64_t(a.allocation_size));
+    return st;
 }
 
 Status set_valid_data_length(Open& open, Bytes buf) {

@@ -1,5 +1,5 @@
 // WRITE (MS-SMB2 3.3.5.13). The data is written straight from the request frame with pwrite on
-// the blocking pool; the io_uring block path and the DAX path replace the pwrite later.
+// the blocking pool, or on a DAX share copied into the file's mapping (dax/mapping.h).
 #include "protocol/write.h"
 
 #include <sys/stat.h>
@@ -160,6 +160,25 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     const Bytes data = req->data;
     const uint64_t offset = req->offset;
     const bool append_only = !can_write;
+    // DAX: copied from the request frame straight into the mapping, on the event loop. Writes to
+    // the end of file, append-only opens and writes leaving a gap (DISK_FULL rules above) keep
+    // the block path.
+    if (open->dax_map && !to_eof && !append_only && offset <= open->dax_map->size()) {
+        dax::IoResult d = open->dax_map->write(offset, data, write_through);
+        if (d.outcome == dax::IoOutcome::Done) {
+            resp.count = uint32_t(d.bytes);
+            resp.serialize(ctx.body());
+            co_return NtStatus::Success;
+        }
+        if (d.outcome == dax::IoOutcome::MediaError) {
+            log_error("DAX WRITE of '", open->path, "' at ", offset, ": ", d.why);
+            co_return NtStatus::UnexpectedIoError;
+        }
+        if (d.routine)
+            log_debug("DAX WRITE of '", open->path, "' at ", offset, ": block path: ", d.why);
+        else
+            log_info("DAX WRITE of '", open->path, "' at ", offset, ": block path: ", d.why);
+    }
     WriteOutcome w = co_await ctx.blocking(
         [=, key = FileKey{open->device, open->file_id}, owner = LockOwner(open.get())] {
             return pwrite_all(fd, data, offset, to_eof, append_only, write_through, key, owner);

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dax/mapping.h"
 #include "protocol/header.h"
 #include "server/state/session.h"
 
@@ -55,7 +56,7 @@ struct Open {
     // create_options.
     uint32_t mode = 0;
     bool mode_set = false;
-    uint32_t ea_index = 0;    // next EA of a FileFullEaInformation enumeration (Open.CurrentEaIndex)
+    uint32_t ea_index = 0;  // next EA of a FileFullEaInformation enumeration (Open.CurrentEaIndex)
     std::string dir_pattern;  // Open.QueryPattern of the enumeration running in `dir`
 
     std::mutex mu;
@@ -71,6 +72,9 @@ struct Open {
     // Releasing or destroying it takes the open out of the table and, for the last open of a
     // file whose delete is pending, deletes the file.
     std::shared_ptr<FileRegistration> file_registration;
+    // The file's DAX mapping (dax/mapping.h), shared with every other open of the file, when the
+    // share is a DAX share and the open can be served from it; null otherwise.
+    std::shared_ptr<dax::FileMap> dax_map;
 
     ~Open();
 };

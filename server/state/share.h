@@ -2,8 +2,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "dax/mapping.h"
 #include "server/config.h"
 
 namespace daxsmbd::server {
@@ -16,6 +18,9 @@ struct Share {
     ShareConfig config;
     bool is_ipc = false;
     std::shared_ptr<vfs::ShareRoot> root;  // null for IPC$
+    // Set when the share's files are served through DAX mappings (config "dax", decided at
+    // start by dax::detect_dax on the share's root).
+    std::optional<dax::MapOptions> dax;
 };
 
 }  // namespace daxsmbd::server

@@ -182,6 +182,22 @@ TEST(Config, ShareKeysAndDefaults) {
     EXPECT_TRUE(f.guest_ok);
 }
 
+TEST(Config, DaxKeys) {
+    Config d = parse_ok("[s]\npath=/x\n");
+    EXPECT_EQ(d.shares[0].dax, dax::DaxMode::Auto);
+    EXPECT_EQ(d.shares[0].dax_flush, dax::FlushKind::Auto);
+    Config c = parse_ok(
+        "[a]\npath=/x\ndax = on\ndax flush = clflushopt\n"
+        "[b]\npath=/y\nDAX = Off\ndaxflush = NTSTORE\n");
+    EXPECT_EQ(c.shares[0].dax, dax::DaxMode::On);
+    EXPECT_EQ(c.shares[0].dax_flush, dax::FlushKind::Clflushopt);
+    EXPECT_EQ(c.shares[1].dax, dax::DaxMode::Off);
+    EXPECT_EQ(c.shares[1].dax_flush, dax::FlushKind::NtStore);
+    EXPECT_NE(parse_err("[s]\npath=/x\ndax = sometimes\n").find("t.conf:3"), std::string::npos);
+    EXPECT_NE(parse_err("[s]\npath=/x\ndax flush = sfence\n").find("clwb"), std::string::npos);
+    EXPECT_NE(parse_err("[global]\ndax = on\n"), "");  // a share key
+}
+
 TEST(Config, WritableIsTheInverseOfReadOnly) {
     for (const char* key : {"writable", "writeable", "write ok"}) {
         Config yes = parse_ok(std::string("[s]\npath=/x\n") + key + " = yes\n");

@@ -1,0 +1,161 @@
+// The DAX path through the real handlers: a share whose files are served from FileMaps. On the
+// test machine's ordinary file system MAP_SYNC is impossible, so the test switches the share's
+// DAX options to page-granular mappings (require_sync = false) right after start; everything in
+// the handlers (CREATE attach, READ/WRITE copy, write-through, FLUSH/CLOSE persist, truncate on
+// overwrite, the fallbacks) runs as on persistent memory.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+
+#include "dax/stats.h"
+#include "protocol/access_mask.h"
+#include "protocol/write.h"
+#include "server/server.h"
+#include "tests/client/smb2_client.h"
+#include "tests/client/test_server.h"
+
+namespace daxsmbd::client {
+namespace {
+
+using namespace protocol;
+namespace am = protocol::access_mask;
+
+constexpr uint32_t kRw = am::kFileGenericRead | am::kFileGenericWrite | am::kDelete;
+
+ByteVector pattern(size_t n, uint32_t seed) {
+    ByteVector v(n);
+    uint32_t x = seed * 2654435761u + 1;
+    for (auto& b : v) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b = std::byte(x);
+    }
+    return v;
+}
+
+ByteVector file_contents(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::vector<char> v((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    ByteVector out(v.size());
+    if (!v.empty()) std::memcpy(out.data(), v.data(), v.size());
+    return out;
+}
+
+class E2eDax : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_TRUE(server_.ok()) << server_.error();
+        auto share = server_.server().find_share("data");
+        ASSERT_TRUE(share);
+        dax::MapOptions o;
+        o.chunk_size = 64 * 1024;  // several chunks per test file
+        o.require_sync = false;
+        o.flush = *dax::resolve_flush_kind(dax::FlushKind::Auto, dax::detect_cpu_flush_support());
+        share->dax = o;  // before any client connects
+
+        c_ = std::make_unique<Smb2Client>();
+        ASSERT_TRUE(c_->connect("127.0.0.1", server_.port()));
+        ASSERT_TRUE(c_->negotiate().ok());
+        ASSERT_TRUE(c_->session_setup("alice", "pw").ok());
+        ASSERT_TRUE(c_->tree_connect("data").ok());
+    }
+    std::string local(const std::string& name) { return server_.share_dir() + "/" + name; }
+    static dax::StatsSnapshot stats() { return dax::Stats::global().snapshot(); }
+
+    TestServer server_;
+    std::unique_ptr<Smb2Client> c_;
+};
+
+TEST_F(E2eDax, WriteAndReadAreServedFromTheMapping) {
+    auto cr = c_->open("a.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_TRUE(cr.ok());
+    const auto before = stats();
+    ByteVector data = pattern(256 * 1024, 1);  // four chunks
+    ASSERT_TRUE(c_->write(cr.body.file_id, 0, data).ok());
+    auto r = c_->read(cr.body.file_id, 0, uint32_t(data.size()));
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), r.body.data.begin(), r.body.data.end()));
+    const auto mid = stats();
+    EXPECT_EQ(mid.writes - before.writes, 1);
+    EXPECT_EQ(mid.reads - before.reads, 1);
+    EXPECT_EQ(mid.write_bytes - before.write_bytes, int64_t(data.size()));
+    EXPECT_EQ(mid.fallbacks, before.fallbacks);
+    // The server-side file holds the bytes; CLOSE persists the (non-write-through) write.
+    ASSERT_TRUE(c_->close(cr.body.file_id).ok());
+    EXPECT_GT(stats().persists, mid.persists);
+    EXPECT_EQ(file_contents(local("a.bin")), data);
+}
+
+TEST_F(E2eDax, WriteThroughAndFlushPersist) {
+    auto cr = c_->open("wt.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_TRUE(cr.ok());
+    ByteVector data = pattern(8192, 2);
+    WriteRequest w;
+    w.file_id = cr.body.file_id;
+    w.offset = 0;
+    w.flags = write_flags::kWriteThrough;
+    w.data = data;
+    CallOptions co;
+    co.payload = data.size();
+    const auto before = stats();
+    ASSERT_TRUE(c_->call(Command::Write, w, co).ok());
+    const auto after_wt = stats();
+    EXPECT_EQ(after_wt.writes - before.writes, 1);
+    EXPECT_EQ(after_wt.persists - before.persists, 1);  // flushed before the reply
+    ASSERT_TRUE(c_->write(cr.body.file_id, 8192, data).ok());
+    EXPECT_EQ(stats().persists, after_wt.persists);  // deferred
+    ASSERT_TRUE(c_->flush(cr.body.file_id).ok());
+    EXPECT_EQ(stats().persists, after_wt.persists + 1);
+    ASSERT_TRUE(c_->close(cr.body.file_id).ok());
+}
+
+// The partial last page cannot be mapped: that request takes the block path, correctly.
+TEST_F(E2eDax, PartialLastPageFallsBackToTheBlockPath) {
+    auto cr = c_->open("odd.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_TRUE(cr.ok());
+    ByteVector data = pattern(5000, 3);
+    const auto before = stats();
+    ASSERT_TRUE(c_->write(cr.body.file_id, 0, data).ok());
+    auto r = c_->read(cr.body.file_id, 0, 8192);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), r.body.data.begin(), r.body.data.end()));
+    EXPECT_EQ(stats().fallbacks - before.fallbacks, 2);
+    ASSERT_TRUE(c_->close(cr.body.file_id).ok());
+    EXPECT_EQ(file_contents(local("odd.bin")), data);
+}
+
+// A second open of the same file shares the map; an overwrite through it truncates the file,
+// and the map learns it at CREATE (reads through the first open see END_OF_FILE from the map,
+// without a fault and fallback).
+TEST_F(E2eDax, OverwriteTruncatesTheSharedMap) {
+    auto first = c_->open("shared.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_TRUE(first.ok());
+    ByteVector data = pattern(128 * 1024, 4);
+    ASSERT_TRUE(c_->write(first.body.file_id, 0, data).ok());
+    ASSERT_TRUE(c_->read(first.body.file_id, 64 * 1024, 4096).ok());
+    auto second = c_->open("shared.bin", kRw, create_disposition::kOverwrite);
+    ASSERT_TRUE(second.ok());
+    const auto before = stats();
+    auto r = c_->read(first.body.file_id, 64 * 1024, 4096);
+    EXPECT_EQ(r.status, NtStatus::EndOfFile);
+    EXPECT_EQ(stats().fallbacks, before.fallbacks);
+    // And the new data written through the second open is read through the first.
+    ByteVector again = pattern(4096, 5);
+    ASSERT_TRUE(c_->write(second.body.file_id, 0, again).ok());
+    auto r2 = c_->read(first.body.file_id, 0, 4096);
+    ASSERT_TRUE(r2.ok());
+    EXPECT_TRUE(std::equal(again.begin(), again.end(), r2.body.data.begin(), r2.body.data.end()));
+    EXPECT_GT(stats().reads, before.reads);
+    ASSERT_TRUE(c_->close(second.body.file_id).ok());
+    ASSERT_TRUE(c_->close(first.body.file_id).ok());
+}
+
+}  // namespace
+}  // namespace daxsmbd::client

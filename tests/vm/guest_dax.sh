@@ -1,0 +1,113 @@
+#!/bin/bash
+# Guest half of tests/vm/run.sh (runs as root inside the VM).
+set -u
+. "$(dirname "$0")/guest_common.sh"
+
+mkdir -p /srv/plain /tmp/src
+chmod 777 /srv/plain
+head -c $((8 << 20)) /dev/urandom >/tmp/src/big.bin    # page multiple: all of it DAX
+head -c $((3 << 20)) /dev/urandom >/tmp/src/plain.bin
+head -c 100000 /dev/urandom >/tmp/src/odd.bin          # partial last page: falls back in part
+echo "guest: $(uname -r), CPU flags: $(grep -o -w -E 'clwb|clflushopt|clflush' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+
+CONF="[global]
+smb ports = $PORT
+interfaces = 127.0.0.1
+user database = /tmp/users.db
+log level = 1
+[dax]
+path = /mnt/pmem/share
+read only = no
+dax = on
+[plain]
+path = /srv/plain
+read only = no
+dax = auto"
+
+for fs in ext4 xfs; do
+    echo "== $fs -o dax"
+    pmem_mount "$fs" /mnt/pmem
+    mkdir -p /mnt/pmem/share && chmod 777 /mnt/pmem/share
+    check "$fs: mounted with dax" grep -q "/mnt/pmem $fs .*dax" /proc/mounts
+    server_start "$fs" "$CONF" || {
+        bad "$fs: server start"
+        continue
+    }
+    check "$fs: share [dax] uses DAX" grep -q 'share \[dax\]: DAX active' "$SLOG"
+    check "$fs: share [plain] stays on the block path" grep -q 'share \[plain\]: dax = auto: not a DAX file system' "$SLOG"
+
+    # smbclient: put, get back, compare (client and server side).
+    r0=$(dax_stat reads)
+    w0=$(dax_stat writes)
+    check "$fs: smbclient put 8 MiB" smb dax "put /tmp/src/big.bin big.bin"
+    check "$fs: smbclient get" smb dax "get big.bin /tmp/big.get"
+    check "$fs: smbclient sha256 round trip" same_sha /tmp/src/big.bin /tmp/big.get
+    check "$fs: server-side file sha256" same_sha /tmp/src/big.bin /mnt/pmem/share/big.bin
+    check "$fs: smbclient odd-sized file" smb dax "put /tmp/src/odd.bin odd.bin; get odd.bin /tmp/odd.get"
+    check "$fs: odd-sized sha256" same_sha /tmp/src/odd.bin /tmp/odd.get
+    w1=$(dax_stat writes)
+    r1=$(dax_stat reads)
+    check "$fs: DAX served the smbclient writes ($w0 -> $w1)" test "$w1" -gt "$w0"
+    check "$fs: DAX served the smbclient reads ($r0 -> $r1)" test "$r1" -gt "$r0"
+
+    # Kernel client, cache=none: every read and write goes to the server.
+    if cifs_mount dax /mnt/cifs; then
+        ok "$fs: kernel client mounted //127.0.0.1/dax"
+        check "$fs: kernel cp 8 MiB" cp /tmp/src/big.bin /mnt/cifs/k.bin
+        check "$fs: kernel write-through dd" dd if=/tmp/src/big.bin of=/mnt/cifs/wt.bin bs=64k oflag=sync status=none
+        check "$fs: kernel read back sha256" same_sha /tmp/src/big.bin /mnt/cifs/k.bin
+        check "$fs: kernel write-through read back" same_sha /tmp/src/big.bin /mnt/cifs/wt.bin
+        check "$fs: server-side sha256 (kernel)" same_sha /tmp/src/big.bin /mnt/pmem/share/k.bin
+        check "$fs: kernel truncate + rewrite" sh -c "truncate -s 4096 /mnt/cifs/k.bin && cp /tmp/src/big.bin /mnt/cifs/k.bin && cmp /tmp/src/big.bin /mnt/cifs/k.bin"
+        check "$fs: kernel rm" rm /mnt/cifs/k.bin /mnt/cifs/wt.bin
+        umount /mnt/cifs
+    else
+        bad "$fs: kernel client mount"
+        dmesg | tail -5
+    fi
+    w2=$(dax_stat writes)
+    r2=$(dax_stat reads)
+    p2=$(dax_stat persists)
+    echo "   $(grep -o 'dax: .*' "$SLOG" | tail -1)"
+    check "$fs: DAX served the kernel client's writes ($w1 -> $w2)" test "$w2" -gt "$w1"
+    check "$fs: DAX served the kernel client's reads ($r1 -> $r2)" test "$r2" -gt "$r1"
+    check "$fs: write-through and FLUSH/CLOSE persisted ($p2)" test "$p2" -gt 0
+    check "$fs: no media errors" test "$(dax_stat media_errors)" = 0
+
+    # The first kernel-client interop test: a plain share (block path), once.
+    if [ "$fs" = ext4 ]; then
+        if cifs_mount plain /mnt/plain; then
+            ok "plain: kernel client mounted //127.0.0.1/plain"
+            check "plain: mkdir" mkdir /mnt/plain/dir
+            check "plain: cp 3 MiB" cp /tmp/src/plain.bin /mnt/plain/dir/p.bin
+            check "plain: read back sha256" same_sha /tmp/src/plain.bin /mnt/plain/dir/p.bin
+            check "plain: server-side sha256" same_sha /tmp/src/plain.bin /srv/plain/dir/p.bin
+            check "plain: ls shows the file" sh -c "ls /mnt/plain/dir | grep -qx p.bin"
+            check "plain: rm" rm /mnt/plain/dir/p.bin
+            check "plain: ls empty" test -z "$(ls /mnt/plain/dir)"
+            check "plain: rmdir" rmdir /mnt/plain/dir
+            umount /mnt/plain
+        else
+            bad "plain: kernel client mount"
+            dmesg | tail -5
+        fi
+    fi
+    server_stop
+    check "$fs: shutdown stats line" grep -q 'dax: reads=[1-9]' "$SLOG"
+    check "$fs: server survived (no crash)" sh -c "! grep -q -E 'Segmentation|Bus error|AddressSanitizer' '$SLOG'"
+    umount /mnt/pmem
+done
+
+# dax = on where there is no DAX: the server must refuse to start.
+CONF_BAD="[global]
+smb ports = $PORT
+user database = /tmp/users.db
+[bad]
+path = /srv/plain
+read only = no
+dax = on"
+printf '%s\n' "$CONF_BAD" >/tmp/bad.conf
+if "$DAXSMBD" -s /tmp/bad.conf -F >/tmp/bad.log 2>&1; then bad "dax = on on a non-DAX file system refused"; else
+    check "dax = on on a non-DAX file system refused" grep -q "not DAX-capable" /tmp/bad.log
+fi
+finish

@@ -1,0 +1,55 @@
+# shellcheck shell=bash
+# Host-side helpers of the VM tests (tests/vm/*.sh): the VM image, the daxsmbd build, and a
+# staging directory that the guest sees as /host (9p) with the binaries and the shared libraries
+# the guest image lacks.
+#
+# Environment: DAXSMBD_BUILD (default <repo>/build), DAXSMBD_SHARED (default <repo>/../shared),
+# VMCACHE (default ~/.cache/daxsmbd-vm), KEEP=1 keeps the staging directory.
+
+VM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DAXSMBD_BUILD=${DAXSMBD_BUILD:-${BUILD_DIR:-$VM_ROOT/build}}
+SHARED_DIR=${DAXSMBD_SHARED:-$(cd "$VM_ROOT/.." && pwd)/shared}
+VMCACHE=${VMCACHE:-$HOME/.cache/daxsmbd-vm}
+VM_NAME=${VM_NAME:-$(basename "$0" .sh)}
+
+vlog() { printf '[%s] %s\n' "$VM_NAME" "$*" >&2; }
+
+# The guest image: built once (about 3 minutes), then reused (build-image.sh is idempotent and
+# takes ~2 s when up to date).
+vm_ensure_image() {
+    if [ -f "$VMCACHE/image/disk.raw" ] && [ -f "$VMCACHE/image/vmlinuz" ]; then return 0; fi
+    vlog "building the VM image ($SHARED_DIR/vm/build-image.sh, ~3 min)"
+    "$SHARED_DIR/vm/build-image.sh" >&2
+}
+
+# vm_ensure_binaries [MORE-TARGETS...]: daxsmbd, daxsmbd-admin (and more) from the gcc build,
+# built here when missing.
+vm_ensure_binaries() {
+    local t missing=0
+    for t in daxsmbd daxsmbd-admin "$@"; do [ -x "$DAXSMBD_BUILD/$t" ] || missing=1; done
+    if [ "$missing" = 1 ]; then
+        vlog "building daxsmbd in $DAXSMBD_BUILD"
+        cmake -S "$VM_ROOT" -B "$DAXSMBD_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+        ninja -C "$DAXSMBD_BUILD" -j2 daxsmbd daxsmbd-admin "$@" >&2
+    fi
+}
+
+# vm_stage DIR [MORE-BINARIES...]: bin/ (daxsmbd, daxsmbd-admin, and the named build outputs),
+# lib/ (every shared library they load except glibc's own, which the Debian 12 guest has in the
+# same version), and the guest scripts.
+vm_stage() {
+    local dir=$1 bin lib
+    shift
+    mkdir -p "$dir/bin" "$dir/lib"
+    cp "$DAXSMBD_BUILD/daxsmbd" "$DAXSMBD_BUILD/daxsmbd-admin" "$dir/bin/"
+    for bin in "$@"; do cp "$DAXSMBD_BUILD/$bin" "$dir/bin/"; done
+    for bin in "$dir"/bin/*; do
+        ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
+            case $(basename "$lib") in
+                libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | ld-linux*) ;;
+                *) cp -Lu "$lib" "$dir/lib/" ;;
+            esac
+        done
+    done
+    cp "$VM_ROOT"/tests/vm/guest_*.sh "$dir/"
+}
