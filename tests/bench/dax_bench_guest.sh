@@ -1,7 +1,7 @@
 #!/bin/bash
 # Guest half of tests/bench/dax_bench.sh.
 set -u
-. "$(dirname "$0")/guest_common.sh"
+. "${VMRUN_HOST:-/host}/guest_common.sh"
 SECS=$(cat "$H/seconds")
 LOAD=$H/bin/daxsmbd-load
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Guest half of tests/vm/run.sh (runs as root inside the VM).
 set -u
-. "$(dirname "$0")/guest_common.sh"
+. "${VMRUN_HOST:-/host}/guest_common.sh"
 
 mkdir -p /srv/plain /tmp/src
 chmod 777 /srv/plain

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Guest half of tests/vm/durability.sh; /host/phase says which boot this is.
 set -u
-. "$(dirname "$0")/guest_common.sh"
+. "${VMRUN_HOST:-/host}/guest_common.sh"
 BLOCK=65536
 BLOCKS=64
 
