@@ -5,7 +5,7 @@ set -u
 
 mkdir -p /srv/plain /tmp/src
 chmod 777 /srv/plain
-head -c $((8 << 20)) /dev/urandom >/tmp/src/big.bin    # page multiple: all of it DAX
+head -c $((4 << 20)) /dev/urandom >/tmp/src/big.bin    # page multiple: all of it DAX
 head -c $((3 << 20)) /dev/urandom >/tmp/src/plain.bin
 head -c 100000 /dev/urandom >/tmp/src/odd.bin          # partial last page: falls back in part
 echo "guest: $(uname -r), CPU flags: $(grep -o -w -E 'clwb|clflushopt|clflush' /proc/cpuinfo | sort -u | tr '\n' ' ')"
@@ -39,7 +39,7 @@ for fs in ext4 xfs; do
     # smbclient: put, get back, compare (client and server side).
     r0=$(dax_stat reads)
     w0=$(dax_stat writes)
-    check "$fs: smbclient put 8 MiB" smb dax "put /tmp/src/big.bin big.bin"
+    check "$fs: smbclient put 4 MiB" smb dax "put /tmp/src/big.bin big.bin"
     check "$fs: smbclient get" smb dax "get big.bin /tmp/big.get"
     check "$fs: smbclient sha256 round trip" same_sha /tmp/src/big.bin /tmp/big.get
     check "$fs: server-side file sha256" same_sha /tmp/src/big.bin /mnt/pmem/share/big.bin
@@ -53,7 +53,7 @@ for fs in ext4 xfs; do
     # Kernel client, cache=none: every read and write goes to the server.
     if cifs_mount dax /mnt/cifs; then
         ok "$fs: kernel client mounted //127.0.0.1/dax"
-        check "$fs: kernel cp 8 MiB" cp /tmp/src/big.bin /mnt/cifs/k.bin
+        check "$fs: kernel cp 4 MiB" cp /tmp/src/big.bin /mnt/cifs/k.bin
         check "$fs: kernel write-through dd" dd if=/tmp/src/big.bin of=/mnt/cifs/wt.bin bs=64k oflag=sync status=none
         check "$fs: kernel read back sha256" same_sha /tmp/src/big.bin /mnt/cifs/k.bin
         check "$fs: kernel write-through read back" same_sha /tmp/src/big.bin /mnt/cifs/wt.bin

@@ -16,7 +16,7 @@ STAGE=$(mktemp -d /tmp/daxsmbd-vm.XXXXXX)
 vm_stage "$STAGE"
 vlog "staged in $STAGE: $(ls "$STAGE/lib" | wc -l) libraries"
 rc=0
-VM_TIMEOUT=${VM_TIMEOUT:-420} "$SHARED_DIR/vm/run-in-vm.sh" "$STAGE/guest_dax.sh" "$STAGE" || rc=$?
+VM_TIMEOUT=${VM_TIMEOUT:-900} "$SHARED_DIR/vm/run-in-vm.sh" "$STAGE/guest_dax.sh" "$STAGE" || rc=$?
 if [ "$rc" != 0 ]; then
     vlog "FAILED (exit $rc); guest console: $VMCACHE/last-console.log"
     for f in "$STAGE"/daxsmbd-*.log; do
