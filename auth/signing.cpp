@@ -204,23 +204,31 @@ Cipher::Cipher(Cipher&& o) noexcept
       ctx_(std::exchange(o.ctx_, nullptr)),
       last_encrypt_(o.last_encrypt_),
       key_(std::move(o.key_)),
-      scratch_(std::move(o.scratch_)) {}
+      cbc_mac_(std::exchange(o.cbc_mac_, nullptr)),
+      ctr_(std::exchange(o.ctr_, nullptr)),
+      mac_out_(std::move(o.mac_out_)) {}
 
 Cipher& Cipher::operator=(Cipher&& o) noexcept {
     if (this != &o) {
         EVP_CIPHER_CTX_free(ctx_);
+        EVP_CIPHER_CTX_free(cbc_mac_);
+        EVP_CIPHER_CTX_free(ctr_);
         cipher_ = o.cipher_;
         gcm_mode_ = o.gcm_mode_;
         ctx_ = std::exchange(o.ctx_, nullptr);
         last_encrypt_ = o.last_encrypt_;
         key_ = std::move(o.key_);
-        scratch_ = std::move(o.scratch_);
+        cbc_mac_ = std::exchange(o.cbc_mac_, nullptr);
+        ctr_ = std::exchange(o.ctr_, nullptr);
+        mac_out_ = std::move(o.mac_out_);
     }
     return *this;
 }
 
 Cipher::~Cipher() {
     EVP_CIPHER_CTX_free(ctx_);
+    EVP_CIPHER_CTX_free(cbc_mac_);
+    EVP_CIPHER_CTX_free(ctr_);
     OPENSSL_cleanse(key_.data(), key_.size());
 }
 
@@ -259,18 +267,9 @@ Status Cipher::run(bool enc, Bytes nonce, Bytes aad, std::span<const MutableByte
         if (enc && EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, 16, tag) != 1) crypto_failure();
         return {};
     }
-    // CCM: the total length is declared first and the payload goes in one update call, so a
-    // gathered message is joined in the scratch buffer.
+    if (fragments.size() > 1) return run_ccm_gathered(enc, nonce, aad, fragments, total, tag);
+    // CCM, one buffer: the total length is declared first, the payload goes in one call.
     std::byte* buf = fragments[0].data();
-    if (fragments.size() > 1) {
-        scratch_.resize(total);
-        size_t at = 0;
-        for (auto f : fragments) {
-            if (!f.empty()) std::memcpy(scratch_.data() + at, f.data(), f.size());
-            at += f.size();
-        }
-        buf = scratch_.data();
-    }
     if (!enc && EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_SET_TAG, 16, tag) != 1) crypto_failure();
     if (EVP_CipherUpdate(ctx_, nullptr, &len, nullptr, int(total)) != 1 ||
         EVP_CipherUpdate(ctx_, nullptr, &len, uc(aad.data()), int(aad.size())) != 1)
@@ -285,13 +284,97 @@ Status Cipher::run(bool enc, Bytes nonce, Bytes aad, std::span<const MutableByte
             EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, 16, tag) != 1)
             crypto_failure();
     }
-    if (fragments.size() > 1) {
-        size_t at = 0;
-        for (auto f : fragments) {
-            if (!f.empty()) std::memcpy(f.data(), scratch_.data() + at, f.size());
-            at += f.size();
-        }
+    return {};
+}
+
+// CCM (NIST SP 800-38C, RFC 3610) with the SMB parameters of MS-SMB2 3.1.4.3: 11-byte nonce
+// (L = 4), 16-byte tag (M = 16). The CBC-MAC runs over B0 || encoded AAD || payload (zero
+// padded) with AES-CBC and a zero IV; the payload is encrypted with AES-CTR from counter block
+// A1; the tag is the MAC xor E(K, A0). Each fragment is MACed and en/decrypted in place where
+// it lies, so the READ data that goes out as its own gather fragment is never copied.
+Status Cipher::run_ccm_gathered(bool enc, Bytes nonce, Bytes aad,
+                                std::span<const MutableBytes> fragments, size_t total,
+                                std::byte* tag) {
+    constexpr size_t kChunk = 64 * 1024;
+    const bool wide = is_aes256(cipher_);
+    if (!cbc_mac_) {
+        static const EVP_CIPHER* cbc128 = fetch_cipher("AES-128-CBC");
+        static const EVP_CIPHER* cbc256 = fetch_cipher("AES-256-CBC");
+        static const EVP_CIPHER* ctr128 = fetch_cipher("AES-128-CTR");
+        static const EVP_CIPHER* ctr256 = fetch_cipher("AES-256-CTR");
+        cbc_mac_ = EVP_CIPHER_CTX_new();
+        ctr_ = EVP_CIPHER_CTX_new();
+        if (!cbc_mac_ || !ctr_ ||
+            EVP_EncryptInit_ex(cbc_mac_, wide ? cbc256 : cbc128, nullptr, uc(key_.data()),
+                               nullptr) != 1 ||
+            EVP_EncryptInit_ex(ctr_, wide ? ctr256 : ctr128, nullptr, uc(key_.data()), nullptr) !=
+                1 ||
+            EVP_CIPHER_CTX_set_padding(cbc_mac_, 0) != 1)
+            crypto_failure();
+        mac_out_.resize(kChunk + 16);
     }
+    if (aad.size() >= 0xFF00 || total > UINT32_MAX) return Error(NtStatus::InvalidParameter);
+    static const unsigned char zero_iv[16] = {};
+    if (EVP_EncryptInit_ex(cbc_mac_, nullptr, nullptr, nullptr, zero_iv) != 1) crypto_failure();
+    std::array<unsigned char, 16> mac{};
+    int len = 0;
+    auto mac_update = [&](const std::byte* p, size_t n) {
+        while (n) {
+            size_t k = std::min(n, kChunk);
+            if (EVP_EncryptUpdate(cbc_mac_, uc(mac_out_.data()), &len, uc(p), int(k)) != 1)
+                crypto_failure();
+            if (len >= 16) std::memcpy(mac.data(), mac_out_.data() + len - 16, 16);
+            p += k;
+            n -= k;
+        }
+    };
+    // B0: flags (Adata, M' = (16-2)/2, L' = 4-1), nonce, 4-byte big-endian message length.
+    std::array<std::byte, 16> block{};
+    block[0] = std::byte(0x40 | (7 << 3) | 3);
+    std::memcpy(block.data() + 1, nonce.data(), 11);
+    for (int i = 0; i < 4; ++i)
+        block[12 + i] = std::byte(total >> (8 * (3 - i)));
+    mac_update(block.data(), 16);
+    // AAD: 2-byte big-endian length, the bytes, zero padding to a block boundary.
+    std::array<std::byte, 2> alen{std::byte(aad.size() >> 8), std::byte(aad.size())};
+    mac_update(alen.data(), 2);
+    if (!aad.empty()) mac_update(aad.data(), aad.size());
+    static const std::byte zeros[16] = {};
+    if (size_t pad = (16 - (2 + aad.size()) % 16) % 16) mac_update(zeros, pad);
+
+    // Counter blocks: flags L' = 3, nonce, 4-byte big-endian counter. A0 gives the tag mask.
+    std::array<std::byte, 16> counter{};
+    counter[0] = std::byte(3);
+    std::memcpy(counter.data() + 1, nonce.data(), 11);
+    std::array<unsigned char, 16> s0{};
+    if (EVP_EncryptInit_ex(ctr_, nullptr, nullptr, nullptr, uc(counter.data())) != 1 ||
+        EVP_EncryptUpdate(ctr_, s0.data(), &len, uc(zeros), 16) != 1)
+        crypto_failure();
+    counter[15] = std::byte(1);
+    if (EVP_EncryptInit_ex(ctr_, nullptr, nullptr, nullptr, uc(counter.data())) != 1)
+        crypto_failure();
+    for (auto f : fragments) {
+        if (f.empty()) continue;
+        // Encrypting: MAC the plaintext, then encrypt it; decrypting: the other way round.
+        if (enc) mac_update(f.data(), f.size());
+        for (size_t at = 0; at < f.size();) {
+            size_t k = std::min(f.size() - at, size_t(INT32_MAX & ~15));
+            if (EVP_EncryptUpdate(ctr_, uc(f.data() + at), &len, uc(f.data() + at), int(k)) != 1)
+                crypto_failure();
+            at += k;
+        }
+        if (!enc) mac_update(f.data(), f.size());
+    }
+    if (size_t pad = (16 - total % 16) % 16) mac_update(zeros, pad);
+    std::array<std::byte, 16> computed;
+    for (int i = 0; i < 16; ++i)
+        computed[i] = std::byte(mac[i] ^ s0[i]);
+    if (enc) {
+        std::memcpy(tag, computed.data(), 16);
+        return {};
+    }
+    if (!constant_time_equal(bytes_of(computed), Bytes(tag, 16)))
+        return Error(NtStatus::AccessDenied);
     return {};
 }
 

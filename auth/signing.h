@@ -93,12 +93,20 @@ class Cipher {
     Cipher() = default;
     Status run(bool enc, Bytes nonce, Bytes aad, std::span<const MutableBytes> fragments,
                std::byte* tag);
+    // CCM over several fragments without joining them (READ data stays in its pool buffer).
+    Status run_ccm_gathered(bool enc, Bytes nonce, Bytes aad,
+                            std::span<const MutableBytes> fragments, size_t total, std::byte* tag);
     uint16_t cipher_ = 0;
     bool gcm_mode_ = false;
     evp_cipher_ctx_st* ctx_ = nullptr;
     bool last_encrypt_ = true;  // direction the context was last initialised for
     ByteVector key_;
-    ByteVector scratch_;  // CCM cannot stream: gathered fragments are joined here
+    // OpenSSL's CCM takes the payload in one call, so gathered CCM is built from AES-CBC (the
+    // CBC-MAC) and AES-CTR contexts, keyed once; `mac_out_` receives the CBC output that only
+    // the last block of matters.
+    evp_cipher_ctx_st* cbc_mac_ = nullptr;
+    evp_cipher_ctx_st* ctr_ = nullptr;
+    ByteVector mac_out_;
 };
 
 }  // namespace daxsmbd::auth

@@ -30,6 +30,16 @@ void TransformHeader::serialize(ByteWriter& w) const {
     w.u64(session_id);
 }
 
+void TransformHeader::serialize_to(std::span<std::byte, kSize> out) const {
+    store_le32(out.data(), kTransformProtocolId);
+    std::memcpy(out.data() + 4, signature.data(), 16);
+    std::memcpy(out.data() + 20, nonce.data(), 16);
+    store_le32(out.data() + 36, original_message_size);
+    store_le16(out.data() + 40, 0);
+    store_le16(out.data() + 42, flags);
+    store_le64(out.data() + 44, session_id);
+}
+
 std::array<std::byte, TransformHeader::kAadSize> TransformHeader::aad() const {
     ByteVector v;
     ByteWriter w(v);

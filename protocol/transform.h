@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "protocol/bytes.h"
 
@@ -34,6 +35,8 @@ struct TransformHeader {
     // msg[52..]. Flags and sizes are left to the receiver's checks (MS-SMB2 3.3.5.2.1.1).
     static Result<TransformHeader> parse(Bytes msg);
     void serialize(ByteWriter& w) const;
+    // The same 52 bytes into a fixed buffer (the send path: no allocation).
+    void serialize_to(std::span<std::byte, kSize> out) const;
     // The additional authenticated data: bytes 20..51 of the serialized header (MS-SMB2 3.1.4.3).
     std::array<std::byte, kAadSize> aad() const;
 };

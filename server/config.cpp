@@ -135,6 +135,55 @@ std::optional<SigningPolicy> parse_signing(std::string_view v) {
     return std::nullopt;
 }
 
+// "smb encrypt" values as Samba's loadparm accepts them (enum_smb3_encryption_vals).
+std::optional<EncryptPolicy> parse_encrypt(std::string_view v) {
+    const std::string s = lower(trim(v));
+    if (s == "default" || s == "if_required" || s == "auto" || s == "enabled" || s == "yes" ||
+        s == "true" || s == "1" || s == "on")
+        return EncryptPolicy::IfRequired;
+    if (s == "off" || s == "disabled" || s == "no" || s == "false" || s == "0")
+        return EncryptPolicy::Off;
+    if (s == "desired") return EncryptPolicy::Desired;
+    if (s == "required" || s == "mandatory" || s == "force") return EncryptPolicy::Required;
+    return std::nullopt;
+}
+
+// "server smb3 encryption algorithms": Samba's names, in preference order, each at most once.
+std::optional<std::vector<uint16_t>> parse_cipher_list(std::string_view v, std::string* why) {
+    std::vector<uint16_t> out;
+    std::string item;
+    auto take = [&]() -> bool {
+        if (item.empty()) return true;
+        const std::string s = lower(item);
+        uint16_t id = 0;
+        if (s == "aes-128-ccm") id = 0x0001;
+        if (s == "aes-128-gcm") id = 0x0002;
+        if (s == "aes-256-ccm") id = 0x0003;
+        if (s == "aes-256-gcm") id = 0x0004;
+        if (id == 0) {
+            *why = "unknown cipher '" + item +
+                   "' (expected AES-128-GCM, AES-128-CCM, AES-256-GCM, AES-256-CCM)";
+            return false;
+        }
+        if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+        item.clear();
+        return true;
+    };
+    for (char c : v) {
+        if (c == ',' || is_space(c)) {
+            if (!take()) return std::nullopt;
+        } else {
+            item += c;
+        }
+    }
+    if (!take()) return std::nullopt;
+    if (out.empty()) {
+        *why = "empty cipher list (use 'smb encrypt = off' to disable encryption)";
+        return std::nullopt;
+    }
+    return out;
+}
+
 // A list separated by commas and/or whitespace; a double-quoted item may contain spaces
 // (Samba's "valid users = alice, \"john smith\"").
 std::optional<std::vector<std::string>> split_list(std::string_view v) {
@@ -310,6 +359,28 @@ const GlobalKey kGlobalKeys[] = {
          auto s = parse_signing(v);
          if (!s) return bad_value(key, v, "auto, mandatory or disabled");
          st.cfg.global.signing = *s;
+         return std::nullopt;
+     }},
+    {"smbencrypt",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto e = parse_encrypt(v);
+         if (!e) return bad_value(key, v, "off, if_required, desired or required");
+         st.cfg.global.encrypt = *e;
+         return std::nullopt;
+     }},
+    {"serversmbencrypt",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto e = parse_encrypt(v);
+         if (!e) return bad_value(key, v, "off, if_required, desired or required");
+         st.cfg.global.encrypt = *e;
+         return std::nullopt;
+     }},
+    {"serversmb3encryptionalgorithms",
+     [](ParseState& st, std::string_view, std::string_view v, size_t) -> Problem {
+         std::string why;
+         auto l = parse_cipher_list(v, &why);
+         if (!l) return why;
+         st.cfg.global.encryption_algorithms = std::move(*l);
          return std::nullopt;
      }},
     {"userdatabase",
@@ -527,6 +598,20 @@ const ShareKey kShareKeys[] = {
          auto k = dax::parse_flush_kind(lower(trim(v)));
          if (!k) return bad_value(key, v, "auto, clwb, clflushopt, clflush or ntstore");
          sh.dax_flush = *k;
+         return std::nullopt;
+     }},
+    {"smbencrypt",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         auto e = parse_encrypt(v);
+         if (!e) return bad_value(key, v, "off, if_required, desired or required");
+         sh.encrypt = *e;
+         return std::nullopt;
+     }},
+    {"serversmbencrypt",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         auto e = parse_encrypt(v);
+         if (!e) return bad_value(key, v, "off, if_required, desired or required");
+         sh.encrypt = *e;
          return std::nullopt;
      }},
     {"guestok",

@@ -19,6 +19,17 @@ namespace daxsmbd::server {
 
 enum class SigningPolicy { Disabled, Auto, Mandatory };  // "server signing"
 
+// "smb encrypt" / "server smb encrypt" with Samba's meanings (smb.conf(5)):
+//   Off        encryption is not offered at all (3.0.x: no SMB2_GLOBAL_CAP_ENCRYPTION, 3.1.1:
+//              cipher 0); a share that requires it then refuses every client.
+//   IfRequired offered; a client may encrypt, nothing is required (Samba's default).
+//   Desired    sessions (global) or trees (share) of clients that can encrypt are encrypted:
+//              SMB2_SESSION_FLAG_ENCRYPT_DATA / SMB2_SHAREFLAG_ENCRYPT_DATA; clients that
+//              cannot still connect in clear.
+//   Required   as Desired, and unencrypted access is refused (MS-SMB2 3.3.5.2.9, 3.3.5.2.11,
+//              3.3.5.7: STATUS_ACCESS_DENIED); clients without encryption cannot connect.
+enum class EncryptPolicy { Off, IfRequired, Desired, Required };
+
 struct ShareConfig {
     std::string name;       // section name as written (lookup is case-insensitive)
     std::string path;       // "path"
@@ -33,6 +44,8 @@ struct ShareConfig {
     // supports MAP_SYNC; on: the share does not start without it; off: never.
     dax::DaxMode dax = dax::DaxMode::Auto;
     dax::FlushKind dax_flush = dax::FlushKind::Auto;  // "dax flush": the cache flush instruction
+    // "smb encrypt" / "server smb encrypt" of this share; unset = the [global] value.
+    std::optional<EncryptPolicy> encrypt;
 };
 
 struct GlobalConfig {
@@ -69,6 +82,11 @@ struct GlobalConfig {
     unsigned logon_failure_delay_ms = 200;       // "logon failure delay" (milliseconds)
     unsigned logon_failure_max_delay_ms = 5000;  // "logon failure max delay" (milliseconds)
     unsigned logon_failure_window_s = 300;       // "logon failure window" (seconds)
+
+    EncryptPolicy encrypt = EncryptPolicy::IfRequired;  // "smb encrypt" / "server smb encrypt"
+    // "server smb3 encryption algorithms": cipher ids (MS-SMB2 2.2.3.1.2) in server preference
+    // order; Samba's default order.
+    std::vector<uint16_t> encryption_algorithms{0x0002, 0x0001, 0x0004, 0x0003};
 };
 
 struct Config {

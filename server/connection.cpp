@@ -8,6 +8,7 @@
 
 #include "protocol/compound.h"
 #include "protocol/error.h"
+#include "protocol/transform.h"
 #include "server/handlers/negotiate_smb1.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -212,6 +213,14 @@ static void write_error_body(ByteVector& out, uint8_t context_count, Bytes data)
 asio::awaitable<void> Connection::flush(FrameState& fs) {
     if (fs.out.empty() || closed_) co_return;
     auto& out = fs.out;
+    // One TRANSFORM around the whole message (compound included) when any element must be
+    // encrypted (MS-SMB2 3.3.4.1.4); an encrypted message is not signed (3.3.4.1.1).
+    std::shared_ptr<Session> seal_with;
+    for (auto& el : out)
+        if (el.encrypt_with && el.encrypt_with->encryption) {
+            seal_with = el.encrypt_with;
+            break;
+        }
     for (size_t i = 0; i < out.size(); ++i) {
         auto& el = out[i];
         bool last = i + 1 == out.size();
@@ -226,7 +235,7 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
         } else if (out.size() > 1 && !el.data) {
             el.bytes.resize((el.bytes.size() + 7) & ~size_t(7));
         }
-        if (el.sign && el.sign_with && el.sign_with->signer) {
+        if (!seal_with && el.sign && el.sign_with && el.sign_with->signer) {
             // MS-SMB2 3.3.4.1.1: signature over the whole element including its padding.
             uint32_t f = load_le32(el.bytes.data() + kFlagsOffset) | flags::kSigned;
             store_le32(el.bytes.data() + kFlagsOffset, f);
@@ -239,7 +248,26 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
         }
         if (el.on_response) el.on_response(Bytes(el.bytes));
     }
+    std::array<std::byte, TransformHeader::kSize> transform{};
     std::vector<Bytes> frags;
+    frags.reserve(out.size() * 2 + 1);
+    if (seal_with) {
+        // Encrypted in place: header+body vectors and the READ data's pool buffer, no copy.
+        std::vector<MutableBytes> plain;
+        plain.reserve(out.size() * 2);
+        for (auto& el : out) {
+            plain.push_back(MutableBytes(el.bytes));
+            if (el.data) plain.push_back(el.data.span());
+        }
+        if (auto st = seal_with->encryption->seal(seal_with->id, plain, transform); !st) {
+            log_error("conn ", id, " ", transport->peer(), ": cannot encrypt a response (",
+                      status_name(st.status()), ")");
+            out.clear();
+            close("encryption failed");
+            co_return;
+        }
+        frags.push_back(Bytes(transform));
+    }
     for (auto& el : out) {
         frags.push_back(Bytes(el.bytes));
         if (el.data) frags.push_back(el.data.span());
@@ -247,6 +275,49 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
     auto st = co_await transport->send(frags);
     out.clear();
     if (!st) close("send failed");
+}
+
+std::shared_ptr<Session> Connection::response_encryption(const RequestContext& ctx,
+                                                         const FrameState& fs) const {
+    // MS-SMB2 3.3.4.1.4: encrypted when the request was, or when the session (EncryptData) or
+    // the tree's share (EncryptData) asks for it. NEGOTIATE and SESSION_SETUP answers of a
+    // clear request stay clear: the client may not hold the keys yet.
+    if (fs.transform_session) return fs.transform_session;
+    const auto& s = ctx.session;
+    if (!s || !s->encryption || s->state != Session::State::Valid) return nullptr;
+    if (ctx.header.command == Command::Negotiate || ctx.header.command == Command::SessionSetup)
+        return nullptr;
+    if (s->encrypt_data || (ctx.tree && ctx.tree->encrypt_data)) return s;
+    return nullptr;
+}
+
+Result<std::shared_ptr<Session>> Connection::open_transform(MutableBytes msg) {
+    if (!is_smb3(state.dialect) || state.cipher_id == 0) {
+        log_info("conn ", id, " ", transport->peer(),
+                 ": TRANSFORM message but no encryption was negotiated");
+        return Error(NtStatus::InvalidParameter);
+    }
+    auto th = TransformHeader::parse(msg);
+    if (!th) {
+        log_info("conn ", id, " ", transport->peer(), ": TRANSFORM message too short");
+        return Error(NtStatus::InvalidParameter);
+    }
+    auto it = sessions.find(th->session_id);
+    if (it == sessions.end() || !it->second->encryption) {
+        log_info("conn ", id, " ", transport->peer(), ": TRANSFORM message for unknown session 0x",
+                 std::hex, th->session_id, std::dec, ", dropped");
+        return Error(NtStatus::UserSessionDeleted);
+    }
+    auto session = it->second;
+    if (auto st = session->encryption->open(msg); !st) {
+        log_info("conn ", id, " ", transport->peer(), ": TRANSFORM message of session 0x", std::hex,
+                 th->session_id, std::dec,
+                 st.status() == NtStatus::AccessDenied ? " failed to decrypt (bad signature)"
+                                                       : " has a bad header",
+                 ", dropped");
+        return Error(st.status());
+    }
+    return session;
 }
 
 asio::awaitable<void> Connection::go_async(RequestContext& ctx) {
@@ -262,13 +333,14 @@ asio::awaitable<void> Connection::go_async(RequestContext& ctx) {
     write_error_body(el.bytes, 0, {});
     finish_header(el, ctx.header, NtStatus::Pending, grant_credits(ctx.header), true,
                   ctx.pending->async_id, ctx.session_id, ctx.tree_id);
+    el.encrypt_with = response_encryption(ctx, fs);
     fs.out.push_back(std::move(el));
     fs.async_seen = true;
     co_await flush(fs);
 }
 
 asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
-    Bytes data = frame.span();
+    MutableBytes data = frame.span();
     if (data.size() < 4) {
         close("short frame");
         co_return;
@@ -286,11 +358,23 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
         if (!st) close("send failed");
         co_return;
     }
-    if (proto == kTransformProtocolId || proto == kCompressionProtocolId) {
-        // Encryption (TRANSFORM) arrives with the security issue; until then such a frame can
-        // only come from a client that ignored our negotiate response.
-        log_info("conn ", id, " ", transport->peer(), ": transform header not negotiated");
-        close("unexpected transform");
+    FrameState fs;
+    if (proto == kTransformProtocolId) {
+        // MS-SMB2 3.3.5.2.1.1: decrypt in place; any failure drops the message and the
+        // connection (the client cannot be told without the key).
+        auto session = open_transform(data);
+        if (!session) {
+            close("undecryptable TRANSFORM message");
+            co_return;
+        }
+        fs.transform_session = std::move(*session);
+        data = data.subspan(TransformHeader::kSize);
+        proto = data.size() >= kHeaderSize ? load_le32(data.data()) : 0;
+    }
+    if (proto == kCompressionProtocolId) {
+        // Compression was never negotiated (no COMPRESSION_CAPABILITIES in our response).
+        log_info("conn ", id, " ", transport->peer(), ": compressed message not negotiated");
+        close("unexpected compression transform");
         co_return;
     }
     if (proto != kSmb2ProtocolId) {
@@ -304,7 +388,6 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
         close("malformed compound");
         co_return;
     }
-    FrameState fs;
     ChainState chain;
     std::vector<std::unique_ptr<Header>> headers;
     for (auto elem : *elems) {
@@ -313,6 +396,15 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
         if (!h) {
             log_info("conn ", id, " ", transport->peer(), ": bad SMB2 header");
             close("bad header");
+            co_return;
+        }
+        // MS-SMB2 3.3.5.2.1.1: the first element of a decrypted message carries the
+        // TRANSFORM's SessionId and is not related to anything before it.
+        if (fs.transform_session && headers.empty() &&
+            (h->session_id != fs.transform_session->id || h->is_related())) {
+            log_info("conn ", id, " ", transport->peer(),
+                     ": decrypted message's SessionId differs from its TRANSFORM header");
+            close("TRANSFORM session mismatch");
             co_return;
         }
         headers.push_back(std::make_unique<Header>(*h));
@@ -364,6 +456,7 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
 
     ByteVector out(kHeaderSize);
     RequestContext ctx(*this, server, hdr, elem, out);
+    ctx.request_encrypted = fs.transform_session != nullptr;
     ctx.pending = std::make_shared<PendingRequest>();
     ctx.pending->message_id = hdr.message_id;
     pending_by_mid_[hdr.message_id] = ctx.pending;
@@ -401,7 +494,20 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
                      hdr.command != Command::SessionSetup && info.needs_session)
                 status = NtStatus::UserSessionDeleted;
             else if (s->state == Session::State::Valid) {
-                if (hdr.is_signed()) {
+                if (ctx.request_encrypted) {
+                    // MS-SMB2 3.3.5.2.4: an encrypted request is not verified; every element
+                    // of it belongs to the TRANSFORM's session (3.3.5.2.1.1).
+                    if (s != fs.transform_session) {
+                        log_info("conn ", id, " ", transport->peer(), ": encrypted ",
+                                 command_name(hdr.command), " for another session");
+                        status = NtStatus::AccessDenied;
+                    }
+                } else if (s->reject_unencrypted) {
+                    // MS-SMB2 3.3.5.2.9: the session requires encryption.
+                    log_info("conn ", id, " ", transport->peer(), ": unencrypted ",
+                             command_name(hdr.command), " on a session that requires encryption");
+                    status = NtStatus::AccessDenied;
+                } else if (hdr.is_signed()) {
                     if (!verify_signature(*s, elem, hdr)) {
                         log_info("conn ", id, " ", transport->peer(), ": bad signature on ",
                                  command_name(hdr.command));
@@ -418,7 +524,15 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     }
     if (status == NtStatus::Success && info.needs_tree) {
         ctx.tree = ctx.session ? ctx.session->find_tree(ctx.tree_id) : nullptr;
-        if (!ctx.tree) status = NtStatus::NetworkNameDeleted;
+        if (!ctx.tree) {
+            status = NtStatus::NetworkNameDeleted;
+        } else if (ctx.tree->reject_unencrypted && !ctx.request_encrypted) {
+            // MS-SMB2 3.3.5.2.11: the share requires encryption.
+            log_info("conn ", id, " ", transport->peer(), ": unencrypted ",
+                     command_name(hdr.command), " on [", ctx.tree->share->config.name,
+                     "], which requires encryption");
+            status = NtStatus::AccessDenied;
+        }
     }
 
     if (status == NtStatus::Success) {
@@ -459,6 +573,7 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
         el.sign = true;
     if (ctx.force_sign && ctx.session && ctx.session->signer) el.sign = true;
     el.sign_with = ctx.session;
+    el.encrypt_with = response_encryption(ctx, fs);
     el.on_response = std::move(ctx.on_response);
     fs.out.push_back(std::move(el));
 

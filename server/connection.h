@@ -84,6 +84,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
         PoolBuffer data;             // optional gather fragment (READ data)
         std::shared_ptr<Session> sign_with;
         bool sign = false;
+        // Session whose EncryptionKey seals the message this element goes out in (MS-SMB2
+        // 3.3.4.1.4); a compound response gets one TRANSFORM_HEADER around all elements.
+        std::shared_ptr<Session> encrypt_with;
         std::function<void(protocol::Bytes)> on_response;
     };
     struct ChainState {
@@ -96,6 +99,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     struct FrameState {
         std::vector<ResponseElement> out;  // responses not yet sent
         bool async_seen = false;           // an element went async: later ones go out alone
+        // The request frame came in a TRANSFORM_HEADER of this session (MS-SMB2 3.3.5.2.1.1).
+        std::shared_ptr<Session> transform_session;
     };
     friend class RequestContext;
 
@@ -108,6 +113,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
                        uint16_t credits_granted, bool async, uint64_t async_id, uint64_t session_id,
                        uint32_t tree_id);
     Status verify_signature(Session& s, protocol::Bytes elem, const protocol::Header& hdr);
+    // Decrypts a TRANSFORM message in place (MS-SMB2 3.3.5.2.1.1); the plaintext is
+    // msg[52..]. Logs why and fails when the message must be dropped (the caller disconnects).
+    Result<std::shared_ptr<Session>> open_transform(protocol::MutableBytes msg);
+    // Which session's key encrypts the response to this request (MS-SMB2 3.3.4.1.4), if any.
+    std::shared_ptr<Session> response_encryption(const RequestContext& ctx,
+                                                 const FrameState& fs) const;
     uint16_t grant_credits(const protocol::Header& req);
 
     bool closed_ = false;

@@ -49,6 +49,8 @@ class RequestContext {
     Server& server;
     const protocol::Header& header;  // the request header (ids already resolved for related)
     protocol::Bytes msg;             // the whole request element, header included
+    // The request arrived inside a TRANSFORM_HEADER (Request.IsEncrypted, MS-SMB2 3.3.5.2.1.1).
+    bool request_encrypted = false;
 
     std::shared_ptr<Session> session;   // set when the handler needs a session
     std::shared_ptr<TreeConnect> tree;  // set when the handler needs a tree

@@ -41,7 +41,7 @@ NegotiateResponse make_response(Connection& conn, Dialect d) {
     r.dialect_revision = uint16_t(d);
     r.server_guid = server.guid();
     // LARGE_MTU for 2.1+ on TCP (multi-credit, 3.3.5.3.1). Leases, multichannel, persistent
-    // handles and encryption are advertised by the issues that implement them.
+    // handles are advertised by the issues that implement them; encryption by the caller.
     r.capabilities = 0;
     if (d != Dialect::Smb202 && d != Dialect::Wildcard) r.capabilities |= global_caps::kLargeMtu;
     uint32_t io = (d == Dialect::Smb202) ? 65536u : g.max_io_size;
@@ -61,6 +61,26 @@ NegotiateResponse make_response(Connection& conn, Dialect d) {
     st.max_read_size = r.max_read_size;
     st.max_write_size = r.max_write_size;
     return r;
+}
+
+// MS-SMB2 3.3.5.4: the cipher of a 3.1.1 ENCRYPTION_CAPABILITIES context. The server's order
+// ("server smb3 encryption algorithms") decides, as Samba does; 0 when nothing is common or
+// encryption is off.
+uint16_t choose_cipher(const GlobalConfig& g, const std::vector<uint16_t>& offered) {
+    if (g.encrypt == EncryptPolicy::Off) return cipher::kNone;
+    for (auto mine : g.encryption_algorithms)
+        for (auto theirs : offered)
+            if (mine == theirs) return mine;
+    return cipher::kNone;
+}
+
+// MS-SMB2 3.3.5.4: 3.0/3.0.2 encrypt with AES-128-CCM when the client sets
+// SMB2_GLOBAL_CAP_ENCRYPTION and the server supports it (encryption on and CCM allowed).
+bool offer_smb30_encryption(const GlobalConfig& g, uint32_t client_caps) {
+    if (g.encrypt == EncryptPolicy::Off || !(client_caps & global_caps::kEncryption)) return false;
+    for (auto c : g.encryption_algorithms)
+        if (c == cipher::kAes128Ccm) return true;
+    return false;
 }
 
 }  // namespace
@@ -143,13 +163,13 @@ asio::awaitable<NtStatus> negotiate(RequestContext& ctx) {
         auth::random_bytes(pr.salt);  // MS-SMB2 3.3.5.4: fresh random salt
         out_contexts.push_back(pr);
         if (auto* enc = find_negotiate_context<EncryptionCapabilities>(req->contexts)) {
-            // The response MUST carry an encryption context when the request did; cipher 0
-            // says "no common cipher" until TRANSFORM encryption is implemented.
-            (void)enc;
+            // The response MUST carry an encryption context when the request did: the first
+            // cipher of the server's preference list the client offers, or 0 = "no common
+            // cipher" (also when encryption is off).
             EncryptionCapabilities ec;
-            ec.ciphers = {cipher::kNone};
+            ec.ciphers = {choose_cipher(g, enc->ciphers)};
             out_contexts.push_back(ec);
-            conn.state.cipher_id = 0;
+            conn.state.cipher_id = ec.ciphers[0];
         }
         if (auto* sc = find_negotiate_context<SigningCapabilities>(req->contexts)) {
             uint16_t pick = signing_algorithm::kAesCmac;  // no common one -> AES-CMAC
@@ -177,6 +197,14 @@ asio::awaitable<NtStatus> negotiate(RequestContext& ctx) {
 
     auto resp = make_response(conn, chosen);
     resp.contexts = std::move(out_contexts);
+    if ((chosen == Dialect::Smb300 || chosen == Dialect::Smb302) &&
+        offer_smb30_encryption(g, req->capabilities)) {
+        resp.capabilities |= global_caps::kEncryption;
+        conn.state.cipher_id = cipher::kAes128Ccm;
+    }
+    // 3.1.1: a negotiated cipher means encryption capability (internal only, 3.3.5.4).
+    if (conn.state.cipher_id != cipher::kNone)
+        conn.state.server_capabilities |= global_caps::kEncryption;
     conn.state.client_guid = req->client_guid;
     conn.state.client_capabilities = req->capabilities;
     conn.state.client_security_mode = req->security_mode;

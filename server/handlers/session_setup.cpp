@@ -36,6 +36,14 @@ Status install_keys(Connection& conn, Session& s) {
     auto signer = auth::Signer::create(conn.signing_algorithm(), key);
     if (!signer) return Error(signer.status());
     s.signer = std::make_unique<auth::Signer>(std::move(*signer));
+    // Cipher keys whenever the connection negotiated encryption (3.3.5.5.3): the server's
+    // EncryptionKey seals responses, its DecryptionKey opens requests.
+    if (is_smb3(d) && conn.state.cipher_id != 0) {
+        auto enc = auth::SessionEncryption::create(conn.state.cipher_id, s.keys.encryption_key_s2c,
+                                                   s.keys.decryption_key_c2s);
+        if (!enc) return Error(enc.status());
+        s.encryption = std::make_unique<auth::SessionEncryption>(std::move(*enc));
+    }
     return {};
 }
 
@@ -158,6 +166,18 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         co_return NtStatus::Success;
     }
 
+    // "smb encrypt = required" globally (MS-SMB2 3.3.5.5: Server.EncryptData and
+    // RejectUnencryptedAccess): a client that cannot encrypt (2.x, no common cipher) and
+    // anonymous or guest logons (no keys) cannot have a session.
+    const bool can_encrypt = is_smb3(conn.state.dialect) && conn.state.cipher_id != 0;
+    if (g.encrypt == EncryptPolicy::Required && (!can_encrypt || step->is_anonymous)) {
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": session refused: encryption ",
+                 "is required and the ",
+                 step->is_anonymous ? "logon is anonymous" : "client cannot encrypt");
+        drop_session(conn, s->id);
+        co_return NtStatus::AccessDenied;
+    }
+
     s->user = step->user;
     s->domain = step->domain;
     s->is_anonymous = step->is_anonymous;
@@ -178,6 +198,13 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         // MS-SMB2 3.3.5.5.3: signing required when the client or the server requires it.
         s->signing_required = (req->security_mode & security_mode::kSigningRequired) ||
                               g.signing == SigningPolicy::Mandatory;
+        // Session.EncryptData for "desired"/"required" when the client can encrypt; the flag
+        // tells it to encrypt everything (3.3.5.5.3, 2.2.6).
+        if (s->encryption && g.encrypt >= EncryptPolicy::Desired) {
+            s->encrypt_data = true;
+            s->reject_unencrypted = g.encrypt == EncryptPolicy::Required;
+            resp.session_flags |= session_flags::kEncryptData;
+        }
     } else {
         resp.session_flags |= session_flags::kIsNull;
     }
@@ -196,7 +223,9 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     log_info("conn ", conn.id, " ", conn.transport->peer(), ": session ", std::hex, s->id, std::dec,
              " user ", s->is_anonymous ? "(anonymous)" : s->user, " via ",
              step->mech == auth::oid::ntlmssp() ? "NTLMv2" : "Kerberos", " dialect 0x", std::hex,
-             uint16_t(conn.state.dialect));
+             uint16_t(conn.state.dialect), std::dec, " cipher ",
+             s->encryption ? auth::cipher_name(conn.state.cipher_id) : "none",
+             s->encrypt_data ? " (session encrypted)" : "");
     resp.serialize(ctx.body());
     ctx.session = s;
     ctx.force_sign = !s->is_anonymous;  // the final response MUST be signed (3.3.5.5.3)

@@ -35,7 +35,7 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     // 3.1.1: a tree connect of a real user that is neither signed nor encrypted means someone
     // stripped the signature: disconnect (3.3.5.7 step 1).
     if (conn.state.dialect == Dialect::Smb311 && !s.is_anonymous && !s.is_guest &&
-        !ctx.header.is_signed()) {
+        !ctx.header.is_signed() && !ctx.request_encrypted) {
         log_info("conn ", conn.id, " ", conn.transport->peer(),
                  ": unsigned 3.1.1 TREE_CONNECT, disconnecting");
         ctx.suppress_response = true;
@@ -64,7 +64,21 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
         co_return NtStatus::AccessDenied;
     }
 
+    // Share encryption ("smb encrypt" of the share, else the global value; MS-SMB2 3.3.5.7):
+    // "required" refuses a connection or session that cannot encrypt (2.x, no common cipher,
+    // anonymous); "desired"/"required" mark the tree SMB2_SHAREFLAG_ENCRYPT_DATA.
+    const auto& g = conn.server.config().global;
+    const EncryptPolicy policy = share->config.encrypt.value_or(g.encrypt);
+    const bool can_encrypt = s.encryption != nullptr && g.encrypt != EncryptPolicy::Off;
+    if (policy == EncryptPolicy::Required && !can_encrypt) {
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": [", share->config.name,
+                 "] requires encryption and this session cannot encrypt");
+        co_return NtStatus::AccessDenied;
+    }
+
     auto tree = std::make_shared<TreeConnect>();
+    tree->encrypt_data = can_encrypt && policy >= EncryptPolicy::Desired;
+    tree->reject_unencrypted = can_encrypt && policy == EncryptPolicy::Required;
     tree->share = share;
     tree->read_only = share->is_ipc ? false : share->config.read_only;
     // MaximalAccess (2.2.10): what the share lets this user do; file ACLs narrow it later.
@@ -88,6 +102,7 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
         resp.share_type = share_type::kDisk;
         resp.share_flags = share_flags::kManualCaching;
     }
+    if (tree->encrypt_data) resp.share_flags |= share_flags::kEncryptData;
     resp.capabilities = 0;
     resp.maximal_access = tree->maximal_access;
     resp.serialize(ctx.body());

@@ -18,6 +18,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "auth/encryption.h"
 #include "auth/kdf.h"
 #include "auth/signing.h"
 #include "auth/spnego.h"
@@ -31,6 +32,11 @@ struct TreeConnect {
     std::shared_ptr<Share> share;
     uint32_t maximal_access = 0;
     bool read_only = true;
+    // Share encryption (MS-SMB2 3.3.5.7, "smb encrypt" of the share): responses on this tree
+    // are encrypted (SMB2_SHAREFLAG_ENCRYPT_DATA), and with `reject_unencrypted` unencrypted
+    // requests are refused (3.3.5.2.11).
+    bool encrypt_data = false;
+    bool reject_unencrypted = false;
     bool is_ipc() const { return share && share->is_ipc; }
 };
 
@@ -57,7 +63,13 @@ struct Session {
     auth::SessionKeys keys;
     std::unique_ptr<auth::Signer> signer;  // Session.SigningKey / Channel.SigningKey (1 channel)
     bool signing_required = false;
+    // Session.EncryptData (MS-SMB2 3.3.5.5.3): every response is encrypted; with
+    // `reject_unencrypted` ("smb encrypt = required") unencrypted requests are refused
+    // (3.3.5.2.9). `encryption` holds the cipher keys whenever the connection negotiated a
+    // cipher, so a client may encrypt even when the server does not ask for it.
     bool encrypt_data = false;
+    bool reject_unencrypted = false;
+    std::unique_ptr<auth::SessionEncryption> encryption;
 
     // Authentication in progress.
     std::unique_ptr<auth::SpnegoAcceptor> acceptor;

@@ -16,6 +16,7 @@
 
 #include "auth/crypto.h"
 #include "auth/spnego.h"
+#include "protocol/transform.h"
 
 namespace daxsmbd::client {
 
@@ -144,6 +145,8 @@ void Smb2Client::disconnect() {
     negotiated_ = NegotiateResponse{};
     multi_credit_ = false;
     signing_algorithm_id_.reset();
+    cipher_id_ = 0;
+    encrypted_trees_.clear();
     conn_preauth_.reset();
     client_signing_required_ = false;
     session_ = Session{};
@@ -225,6 +228,7 @@ Result<Bytes> Smb2Client::receive_frame(Clock::time_point deadline) {
         rx_cap_ = cap;
     }
     DAX_CHECK(read_exact(rx_.get(), len, deadline));
+    ++frames_received_;
     return Bytes(rx_.get(), len);
 }
 
@@ -319,15 +323,24 @@ uint64_t Smb2Client::add_element(Command cmd, const CallOptions& co) {
 
     // Signing (MS-SMB2 3.2.4.1.1): when the session requires it, when asked to, and for a 3.1.1
     // TREE_CONNECT, which the server refuses unsigned (3.3.5.7).
+    // Encryption (MS-SMB2 3.2.4.1.8): when asked to, when the session or the tree wants it.
+    bool encrypt = false;
+    if (co.encrypt) {
+        encrypt = *co.encrypt;
+    } else if (h.session_id == session_.id && cmd != Command::Negotiate &&
+               cmd != Command::SessionSetup) {
+        encrypt = wants_encryption(h.tree_id);
+    }
+    // An encrypted message is not signed (MS-SMB2 3.2.4.1.1), unless a test insists.
     bool sign = false;
     if (co.sign) {
         sign = *co.sign;
-    } else if (session_.valid && session_.signer && h.session_id == session_.id &&
+    } else if (!encrypt && session_.valid && session_.signer && h.session_id == session_.id &&
                cmd != Command::Negotiate && cmd != Command::SessionSetup) {
         sign = session_.signing_required || opts_.force_sign ||
                (dialect_ == Dialect::Smb311 && cmd == Command::TreeConnect);
     }
-    tx_elems_.push_back(TxElement{start, mid, sign, cmd == Command::Cancel});
+    tx_elems_.push_back(TxElement{start, mid, sign, cmd == Command::Cancel, encrypt});
     return mid;
 }
 
@@ -348,6 +361,22 @@ void Smb2Client::finish_message() {
         std::array<Bytes, 1> frags{Bytes(elem)};
         auto sig = session_.signer->sign(frags, e.mid, false, e.cancel);
         std::memcpy(elem.data() + kSignatureOffset, sig.data(), 16);
+    }
+    bool encrypt = std::any_of(tx_elems_.begin(), tx_elems_.end(),
+                               [](const TxElement& e) { return e.encrypt; });
+    if (encrypt) {
+        // One TRANSFORM_HEADER around the whole message (MS-SMB2 3.2.4.1.8).
+        if (!session_.encryption) {
+            tx_error_ = NtStatus::NotSupported;
+        } else {
+            tx_.insert(tx_.begin() + 4, TransformHeader::kSize, std::byte{0});
+            MutableBytes plain(tx_.data() + 4 + TransformHeader::kSize,
+                               tx_.size() - 4 - TransformHeader::kSize);
+            std::span<std::byte, TransformHeader::kSize> th(tx_.data() + 4, TransformHeader::kSize);
+            if (!session_.encryption->seal(session_.id, std::span<const MutableBytes>(&plain, 1),
+                                           th))
+                tx_error_ = NtStatus::InvalidParameter;
+        }
     }
     size_t n = tx_.size() - 4;
     if (n > 0xFFFFFF) tx_error_ = NtStatus::InvalidParameter;
@@ -391,9 +420,10 @@ Status Smb2Client::cancel(uint64_t message_id, std::optional<uint64_t> async_id)
     h.serialize(writer_);
     writer_.u16(4);  // StructureSize (MS-SMB2 2.2.30)
     writer_.u16(0);
-    bool sign =
-        session_.valid && session_.signer && (session_.signing_required || opts_.force_sign);
-    tx_elems_.push_back(TxElement{4, message_id, sign, true});
+    bool encrypt = wants_encryption(tree_id_);
+    bool sign = !encrypt && session_.valid && session_.signer &&
+                (session_.signing_required || opts_.force_sign);
+    tx_elems_.push_back(TxElement{4, message_id, sign, true, encrypt});
     finish_message();
     return flush_message();
 }
@@ -407,9 +437,16 @@ RawReply Smb2Client::local_failure(NtStatus s) {
     return r;
 }
 
-bool Smb2Client::check_signature(MutableBytes elem, const Header& h, bool* verified) {
+bool Smb2Client::wants_encryption(uint32_t tree_id) const {
+    if (!session_.valid || !session_.encryption) return false;
+    return opts_.encrypt || session_.encrypt_data || encrypted_trees_.count(tree_id) != 0;
+}
+
+bool Smb2Client::check_signature(MutableBytes elem, const Header& h, bool* verified,
+                                 bool encrypted) {
     *verified = false;
-    if (!opts_.verify_signatures) return true;
+    // A decrypted response was authenticated by its TRANSFORM tag (MS-SMB2 3.2.5.1.3).
+    if (encrypted || !opts_.verify_signatures) return true;
     if (h.is_signed()) {
         if (!session_.signer || h.session_id != session_.id) return true;  // not ours to check
         std::array<std::byte, 16> sig;
@@ -446,13 +483,14 @@ RawReply Smb2Client::wait_any() {
 }
 
 RawReply Smb2Client::wait_for(std::optional<uint64_t> want, bool return_interim) {
-    auto finish = [&](MutableBytes elem, const Header& h) {
+    auto finish = [&](MutableBytes elem, const Header& h, bool encrypted) {
         RawReply r;
         r.from_server = true;
         r.header = h;
         r.status = NtStatus(h.status);
         r.msg = elem;
-        if (!check_signature(elem, h, &r.signature_verified)) {
+        r.encrypted = encrypted;
+        if (!check_signature(elem, h, &r.signature_verified, encrypted)) {
             r.from_server = false;
             r.status = local_status::kBadSignature;
         }
@@ -460,10 +498,11 @@ RawReply Smb2Client::wait_for(std::optional<uint64_t> want, bool return_interim)
     };
     auto it = want ? stash_.find(*want) : stash_.begin();
     if (it != stash_.end()) {
-        stash_hold_ = std::move(it->second);
+        stash_hold_ = std::move(it->second.msg);
+        bool encrypted = it->second.encrypted;
         stash_.erase(it);
         auto h = Header::parse(stash_hold_);
-        return finish(MutableBytes(stash_hold_), *h);
+        return finish(MutableBytes(stash_hold_), *h, encrypted);
     }
     auto deadline = Clock::now() + opts_.timeout;
     for (;;) {
@@ -471,6 +510,18 @@ RawReply Smb2Client::wait_for(std::optional<uint64_t> want, bool return_interim)
         if (!frame) return local_failure(frame.status());
         auto* base = const_cast<std::byte*>(frame->data());
         size_t n = frame->size();
+        bool encrypted = false;
+        if (n >= 4 && load_le32(base) == kTransformProtocolId) {
+            // MS-SMB2 3.2.5.1.1: decrypt with the session named in the TRANSFORM_HEADER.
+            auto th = TransformHeader::parse(Bytes(base, n));
+            if (!th || !session_.encryption || th->session_id != session_.id)
+                return local_failure(local_status::kBadResponse);
+            if (!session_.encryption->open(MutableBytes(base, n)))
+                return local_failure(local_status::kBadSignature);
+            base += TransformHeader::kSize;
+            n -= TransformHeader::kSize;
+            encrypted = true;
+        }
         std::optional<MutableBytes> found;
         Header found_h;
         size_t off = 0;
@@ -501,11 +552,13 @@ RawReply Smb2Client::wait_for(std::optional<uint64_t> want, bool return_interim)
                 found = elem;
                 found_h = *h;
             } else {
-                stash_[h->message_id].assign(elem.begin(), elem.end());
+                auto& st = stash_[h->message_id];
+                st.msg.assign(elem.begin(), elem.end());
+                st.encrypted = encrypted;
             }
             if (!next) break;
         }
-        if (found) return finish(*found, found_h);
+        if (found) return finish(*found, found_h, encrypted);
     }
 }
 
@@ -532,6 +585,16 @@ Reply<Resp> Smb2Client::typed_call(Command cmd, const Req& body, const CallOptio
     return typed<Resp>(call(cmd, body, co));
 }
 
+Result<std::vector<uint64_t>> Smb2Client::Compound::send() {
+    if (!started_) return Error(NtStatus::InvalidParameter);
+    c_.finish_message();
+    started_ = false;
+    auto mids = std::move(mids_);
+    mids_.clear();
+    DAX_CHECK(c_.flush_message());
+    return mids;
+}
+
 std::vector<OwnedReply> Smb2Client::Compound::run() {
     std::vector<OwnedReply> out;
     if (!started_) return out;
@@ -547,6 +610,7 @@ std::vector<OwnedReply> Smb2Client::Compound::run() {
             o.from_server = r.from_server;
             o.header = r.header;
             o.signature_verified = r.signature_verified;
+            o.encrypted = r.encrypted;
             if (r.from_server) o.msg.assign(r.msg.begin(), r.msg.end());
             if (!r.from_server &&
                 (r.status == local_status::kDisconnected || r.status == local_status::kTimeout))
@@ -615,6 +679,12 @@ Reply<NegotiateResponse> Smb2Client::negotiate(const NegotiateOptions& o) {
         if (auto* sc = find_negotiate_context<SigningCapabilities>(r.body.contexts);
             sc && !sc->algorithms.empty())
             signing_algorithm_id_ = sc->algorithms[0];
+        if (auto* ec = find_negotiate_context<EncryptionCapabilities>(r.body.contexts);
+            ec && ec->ciphers.size() == 1)
+            cipher_id_ = ec->ciphers[0];
+    } else if ((dialect_ == Dialect::Smb300 || dialect_ == Dialect::Smb302) &&
+               (r.body.capabilities & global_caps::kEncryption)) {
+        cipher_id_ = cipher::kAes128Ccm;  // MS-SMB2 3.2.5.2: 3.0.x encrypt with AES-128-CCM
     }
     return r;
 }
@@ -685,8 +755,23 @@ Reply<SessionSetupResponse> Smb2Client::session_setup(std::string_view user,
             Bytes signing_key = key;
             if (is_smb3(dialect_)) {
                 // MS-SMB2 3.2.5.3.1: keys from the session key; 3.1.1 with the preauth hash.
-                keys = auth::derive_session_keys(dialect_, 0, key, {}, h ? h->bytes() : Bytes{});
+                keys = auth::derive_session_keys(dialect_, cipher_id_, key, {},
+                                                 h ? h->bytes() : Bytes{});
                 signing_key = keys.signing_key;
+                if (cipher_id_ != 0) {
+                    // The client seals with the server's DecryptionKey (C2S) and opens with
+                    // its EncryptionKey (S2C).
+                    auto enc = auth::SessionEncryption::create(cipher_id_, keys.decryption_key_c2s,
+                                                               keys.encryption_key_s2c);
+                    if (!enc) {
+                        session_ = Session{};
+                        r.from_server = false;
+                        r.status = enc.status();
+                        return r;
+                    }
+                    session_.encryption.emplace(std::move(*enc));
+                    session_.encrypt_data = r.body.session_flags & session_flags::kEncryptData;
+                }
             }
             auto alg = signing_algorithm();
             auto signer = alg ? auth::Signer::create(*alg, signing_key)
@@ -708,7 +793,7 @@ Reply<SessionSetupResponse> Smb2Client::session_setup(std::string_view user,
                 bool ok = r.header.is_signed()
                               ? check_signature(MutableBytes(const_cast<std::byte*>(r.msg.data()),
                                                              r.msg.size()),
-                                                r.header, &verified)
+                                                r.header, &verified, r.encrypted)
                               : dialect_ != Dialect::Smb311;
                 r.signature_verified = verified;
                 if (!ok) {
@@ -730,7 +815,13 @@ Reply<TreeConnectResponse> Smb2Client::tree_connect(std::string_view share) {
     TreeConnectRequest req;
     req.path = "\\\\" + host_ + "\\" + std::string(share);
     auto r = typed_call<TreeConnectRequest, TreeConnectResponse>(Command::TreeConnect, req);
-    if (r.ok()) tree_id_ = r.header.tree_id;
+    if (r.ok()) {
+        tree_id_ = r.header.tree_id;
+        if (r.body.share_flags & share_flags::kEncryptData)
+            encrypted_trees_.insert(tree_id_);
+        else
+            encrypted_trees_.erase(tree_id_);
+    }
     return r;
 }
 

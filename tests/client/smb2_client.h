@@ -20,8 +20,10 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "auth/encryption.h"
 #include "auth/kdf.h"
 #include "auth/signing.h"
 #include "protocol/bytes.h"
@@ -68,6 +70,7 @@ struct RawReply {
     protocol::Header header;
     Bytes msg;
     bool signature_verified = false;  // the response was signed and its signature checked
+    bool encrypted = false;           // the response came in a TRANSFORM_HEADER (decrypted)
 
     bool ok() const { return from_server && status == NtStatus::Success; }
     // The ERROR response body (MS-SMB2 2.2.2) of a failed request.
@@ -88,6 +91,7 @@ struct OwnedReply {
     protocol::Header header;
     ByteVector msg;
     bool signature_verified = false;
+    bool encrypted = false;
 
     bool ok() const { return from_server && status == NtStatus::Success; }
     template <class T>
@@ -102,7 +106,11 @@ struct ClientOptions {
     uint16_t credit_target = 64;
     bool force_sign = false;        // sign every request once a session is established
     bool verify_signatures = true;  // check signed responses; refuse unsigned ones when required
-    protocol::Guid client_guid{};   // random when all zero
+    // Encrypt every request once the session has cipher keys (smbclient
+    // --client-protection=encrypt). Without it the client encrypts what the server asks for:
+    // everything on an ENCRYPT_DATA session, requests on ENCRYPT_DATA trees.
+    bool encrypt = false;
+    protocol::Guid client_guid{};  // random when all zero
     std::string workstation = "DAXCLIENT";
     // Local IPv4/IPv6 address to connect from (empty: the kernel's choice); load tests spread
     // thousands of loopback connections over 127.x source addresses with it.
@@ -129,6 +137,7 @@ struct NegotiateOptions {
 struct CallOptions {
     bool related = false;                    // SMB2_FLAGS_RELATED_OPERATIONS (compounds)
     std::optional<bool> sign;                // force signing on or off
+    std::optional<bool> encrypt;             // force encryption on or off (whole message)
     std::optional<uint16_t> credit_charge;   // instead of the computed charge
     std::optional<uint16_t> credit_request;  // instead of charge + what is missing
     std::optional<uint64_t> message_id;      // use this id, bypassing the credit accounting
@@ -222,6 +231,8 @@ class Smb2Client {
         }
         // Sends the chain and waits for every response (in request order).
         std::vector<OwnedReply> run();
+        // Sends the chain without waiting; the MessageIds for wait_reply().
+        Result<std::vector<uint64_t>> send();
 
       private:
         friend class Smb2Client;
@@ -283,6 +294,9 @@ class Smb2Client {
     void set_session_id(uint64_t id) { session_.id = id; }
     bool session_valid() const { return session_.valid; }
     bool signing_required() const { return session_.signing_required; }
+    // The cipher the connection negotiated (0: none) and whether the session has cipher keys.
+    uint16_t cipher() const { return cipher_id_; }
+    bool can_encrypt() const { return session_.encryption.has_value(); }
     uint16_t session_flags() const { return session_.flags; }
     uint32_t tree_id() const { return tree_id_; }
     void set_tree_id(uint32_t id) { tree_id_ = id; }
@@ -293,6 +307,8 @@ class Smb2Client {
     uint64_t next_message_id() const { return next_mid_; }
     // Server messages with MessageId 0xFFFFFFFFFFFFFFFF (oplock/lease breaks) received.
     size_t unsolicited_count() const { return unsolicited_; }
+    // Transport frames received so far (a compound response arrives as one frame).
+    uint64_t frames_received() const { return frames_received_; }
     ClientOptions& options() { return opts_; }
 
   private:
@@ -302,12 +318,15 @@ class Smb2Client {
         bool signing_required = false;
         uint16_t flags = 0;
         std::optional<auth::Signer> signer;
+        std::optional<auth::SessionEncryption> encryption;  // seals with C2S, opens with S2C
+        bool encrypt_data = false;                          // SMB2_SESSION_FLAG_ENCRYPT_DATA
     };
     struct TxElement {
         size_t start;  // absolute offset in tx_
         uint64_t mid;
         bool sign;
         bool cancel;
+        bool encrypt;
     };
 
     void begin_message();
@@ -338,7 +357,10 @@ class Smb2Client {
     // Bookkeeping for one received element: credits; returns its parsed header.
     Result<protocol::Header> absorb(Bytes elem);
     // Signature policy of MS-SMB2 3.2.5.1.3 for a received element.
-    bool check_signature(MutableBytes elem, const protocol::Header& h, bool* verified);
+    bool check_signature(MutableBytes elem, const protocol::Header& h, bool* verified,
+                         bool encrypted);
+    // Whether a request of the current session on `tree_id` is encrypted by default.
+    bool wants_encryption(uint32_t tree_id) const;
     // wait_reply() for one id, or wait_any() without one.
     RawReply wait_for(std::optional<uint64_t> message_id, bool return_interim);
 
@@ -350,16 +372,19 @@ class Smb2Client {
     protocol::NegotiateResponse negotiated_;
     bool multi_credit_ = false;
     std::optional<uint16_t> signing_algorithm_id_;
+    uint16_t cipher_id_ = 0;
     std::optional<auth::PreauthHash> conn_preauth_;  // 3.1.1 Connection.PreauthIntegrityHashValue
     bool client_signing_required_ = false;
 
     Session session_;
     uint32_t tree_id_ = 0;
+    std::unordered_set<uint32_t> encrypted_trees_;  // SMB2_SHAREFLAG_ENCRYPT_DATA trees
 
     uint64_t next_mid_ = 0;
     uint64_t credits_ = 1;  // MS-SMB2 3.2.4.1.5: one credit at connect
     uint64_t total_granted_ = 0;
     size_t unsolicited_ = 0;
+    uint64_t frames_received_ = 0;
 
     // Send path: [4-byte header][element 0][pad][element 1]...
     ByteVector tx_;
@@ -370,7 +395,11 @@ class Smb2Client {
     // Receive path: the current frame, plus responses that arrived while waiting for another.
     std::unique_ptr<std::byte[]> rx_;
     size_t rx_cap_ = 0;
-    std::unordered_map<uint64_t, ByteVector> stash_;
+    struct Stashed {
+        ByteVector msg;
+        bool encrypted = false;
+    };
+    std::unordered_map<uint64_t, Stashed> stash_;
     ByteVector stash_hold_;  // keeps the last stashed reply returned alive
 };
 

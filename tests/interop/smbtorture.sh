@@ -14,6 +14,8 @@
 #     (2400 s; a suite that does not fit is not run and fails the run), TORTURE_LOGDIR for the
 #     raw subunit logs and summaries (default build/smbtorture-logs), INTEROP_SERVER=samba to run
 #     the same against Samba (see lib.sh).
+# smb2.session-require-signing runs against the server restarted with "server signing = mandatory"
+# (what the suite tests); every other suite against the default configuration.
 # Expected file format: one "suite.test RESULT" line per test (RESULT as subunit-summary.py
 # prints it: PASS FAIL SKIP ERROR XFAIL UXPASS INCOMPLETE); '#' starts a comment.
 set -euo pipefail
@@ -21,7 +23,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 DEFAULT_SUITES="smb2.connect smb2.read smb2.rw smb2.getinfo smb2.setinfo smb2.dir smb2.create
-smb2.compound smb2.credits smb2.lock smb2.session"
+smb2.compound smb2.credits smb2.lock smb2.session smb2.session-require-signing smb2.tcon"
 HERE=$(cd "$(dirname "$0")" && pwd)
 EXPECTED=${SMBTORTURE_EXPECTED:-$HERE/smbtorture-expected.txt}
 BASELINE=$SHARED_DIR/peer/smbtorture-samba-baseline.txt
@@ -53,6 +55,14 @@ command -v smbtorture >/dev/null || die "smbtorture is not installed (package sa
 [ -r "$SUMMARIZE" ] || die "$SUMMARIZE not found (../shared beside the repository)"
 [ -f "$EXPECTED" ] || die "$EXPECTED not found"
 
+# The server's "server signing" (daxsmbd and Samba both take the key): replaced or added in
+# [global], then the server is restarted.
+set_server_signing() {
+    sed -i '/^[[:space:]]*server signing[[:space:]]*=/d' "$CONF"
+    sed -i "s/^\[global\]\$/[global]\n    server signing = $1/" "$CONF"
+    restart_server || die "cannot restart the server with server signing = $1"
+}
+
 interop_setup
 mkdir -p "$LOGDIR"
 rm -f "$LOGDIR"/*.log "$LOGDIR"/*.summary "$LOGDIR"/problems
@@ -73,6 +83,7 @@ for s in "${SUITES[@]}"; do
         echo "$s: the server was not running before the suite" >>"$LOGDIR/problems"
         restart_server || die "cannot restart the server"
     fi
+    if [ "$s" = smb2.session-require-signing ]; then set_server_signing mandatory; fi
     # Each suite starts from an empty share, as the Samba baseline did.
     find "$DATA_DIR" -mindepth 1 -delete 2>/dev/null || true
     rc=0
@@ -90,6 +101,7 @@ for s in "${SUITES[@]}"; do
         tail -n 50 "$LOG" | sed 's/^/  | /' >&2
         restart_server || die "cannot restart the server"
     fi
+    if [ "$s" = smb2.session-require-signing ]; then set_server_signing auto; fi
 done
 
 cat >"$LOGDIR/compare.py" <<'EOF'

@@ -423,6 +423,8 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.global.logon_failure_delay_ms, d.logon_failure_delay_ms);
     EXPECT_EQ(c.global.logon_failure_max_delay_ms, d.logon_failure_max_delay_ms);
     EXPECT_EQ(c.global.logon_failure_window_s, d.logon_failure_window_s);
+    EXPECT_EQ(c.global.encrypt, d.encrypt);
+    EXPECT_EQ(c.global.encryption_algorithms, d.encryption_algorithms);
     ASSERT_EQ(c.shares.size(), 1u);
     const ShareConfig ds;
     EXPECT_EQ(c.shares[0].valid_users, ds.valid_users);
@@ -544,4 +546,50 @@ TEST(Config, LogonThrottleKeys) {
               std::string::npos);
 }
 
+}  // namespace daxsmbd::server
+
+namespace daxsmbd::server {
+namespace {
+
+TEST(ConfigEncryption, DefaultsAreSambas) {
+    Config c = parse_ok("");
+    EXPECT_EQ(c.global.encrypt, EncryptPolicy::IfRequired);
+    EXPECT_EQ(c.global.encryption_algorithms, (std::vector<uint16_t>{2, 1, 4, 3}));
+}
+
+TEST(ConfigEncryption, GlobalAndShareKeys) {
+    Config c = parse_ok(
+        "[global]\n"
+        "  server smb encrypt = desired\n"
+        "  server smb3 encryption algorithms = AES-256-GCM, aes-128-ccm AES-256-GCM\n"
+        "[a]\n  path = /a\n  smb encrypt = required\n"
+        "[b]\n  path = /b\n  server smb encrypt = off\n"
+        "[c]\n  path = /c\n");
+    EXPECT_EQ(c.global.encrypt, EncryptPolicy::Desired);
+    EXPECT_EQ(c.global.encryption_algorithms, (std::vector<uint16_t>{4, 1}));
+    EXPECT_EQ(c.shares[0].encrypt, EncryptPolicy::Required);
+    EXPECT_EQ(c.shares[1].encrypt, EncryptPolicy::Off);
+    EXPECT_FALSE(c.shares[2].encrypt.has_value());  // inherits [global]
+    EXPECT_EQ(parse_ok("[global]\nsmb encrypt = mandatory\n").global.encrypt,
+              EncryptPolicy::Required);
+    EXPECT_EQ(parse_ok("[global]\nsmb encrypt = if_required\n").global.encrypt,
+              EncryptPolicy::IfRequired);
+    EXPECT_EQ(parse_ok("[global]\nsmb encrypt = no\n").global.encrypt, EncryptPolicy::Off);
+}
+
+TEST(ConfigEncryption, BadValuesAreErrors) {
+    EXPECT_NE(parse_err("[global]\nsmb encrypt = sometimes\n").find("t.conf:2:"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\nserver smb3 encryption algorithms = AES-512-GCM\n")
+                  .find("AES-512-GCM"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\nserver smb3 encryption algorithms = ,\n").find("empty"),
+              std::string::npos);
+    // The algorithm list is global only.
+    EXPECT_NE(parse_err("[s]\npath = /s\nserver smb3 encryption algorithms = AES-128-GCM\n")
+                  .find("global parameter"),
+              std::string::npos);
+}
+
+}  // namespace
 }  // namespace daxsmbd::server

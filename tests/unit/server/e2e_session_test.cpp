@@ -482,6 +482,31 @@ TEST_F(E2eMandatorySigning, ServerRequiresSigning) {
     EXPECT_STATUS(c.call(Command::TreeConnect, req, co), NtStatus::AccessDenied);
 }
 
+// MS-SMB2 3.3.5.2.4 on 3.1.1: with "server signing = mandatory" an unsigned request after the
+// session setup (here a CREATE on a connected tree) is refused with STATUS_ACCESS_DENIED.
+TEST_F(E2eMandatorySigning, UnsignedRequestAfterSessionSetupIsAccessDenied) {
+    ASSERT_TRUE(server_->ok()) << server_->error();
+    Smb2Client c;
+    ASSERT_TRUE(c.connect("127.0.0.1", server_->port()));
+    ASSERT_STATUS(c.negotiate(only(dialect::k311)), NtStatus::Success);
+    ASSERT_STATUS(c.session_setup("alice", "pw"), NtStatus::Success);
+    ASSERT_STATUS(c.tree_connect("data"), NtStatus::Success);
+    CreateRequest req;
+    req.name = "unsigned.txt";
+    req.desired_access = access_mask::kFileGenericRead;
+    req.share_access = share_access::kAll;
+    req.create_disposition = create_disposition::kOpenIf;
+    CallOptions co;
+    co.sign = false;
+    c.options().verify_signatures = false;
+    EXPECT_STATUS(c.create(req, co), NtStatus::AccessDenied);
+    // Signed, the same request works.
+    c.options().verify_signatures = true;
+    auto ok = c.create(req);
+    ASSERT_STATUS(ok, NtStatus::Success);
+    EXPECT_TRUE(ok.signature_verified);
+}
+
 // ---- credits and the sequence window -----------------------------------------------------------
 
 TEST_F(E2eSession, CreditsGrantedGrow) {
