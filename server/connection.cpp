@@ -8,6 +8,7 @@
 
 #include "protocol/compound.h"
 #include "protocol/error.h"
+#include "protocol/oplock_break.h"
 #include "protocol/transform.h"
 #include "server/handlers/negotiate_smb1.h"
 #include "server/log.h"
@@ -318,6 +319,51 @@ Result<std::shared_ptr<Session>> Connection::open_transform(MutableBytes msg) {
         return Error(st.status());
     }
     return session;
+}
+
+asio::awaitable<void> Connection::send_oplock_break(uint64_t session_id, FileId file_id,
+                                                    uint8_t level, bool tree_encrypts) {
+    if (closed_) co_return;
+    ResponseElement el;
+    ByteWriter w(el.bytes, 0);
+    Header h;
+    h.command = Command::OplockBreak;
+    h.flags = flags::kServerToRedir;
+    h.message_id = ~uint64_t(0);
+    h.session_id = session_id;
+    h.serialize(w);
+    OplockBreakNotification n;
+    n.oplock_level = level;
+    n.file_id = file_id;
+    n.serialize(w);
+    // Not signed, but encrypted when the session or the open's share encrypts (MS-SMB2 3.3.4.6).
+    if (auto it = sessions.find(session_id); it != sessions.end()) {
+        const auto& s = it->second;
+        if (s->encryption && s->state == Session::State::Valid &&
+            (s->encrypt_data || tree_encrypts))
+            el.encrypt_with = s;
+    }
+    FrameState fs;
+    fs.out.push_back(std::move(el));
+    log_debug("conn ", id, ": oplock break of fid ", file_id.volatile_, " to level ", int(level));
+    co_await flush(fs);
+}
+
+namespace {
+asio::awaitable<void> send_break(std::weak_ptr<Connection> conn, uint64_t session_id, FileId fid,
+                                 uint8_t level, bool tree_encrypts) {
+    if (auto c = conn.lock()) co_await c->send_oplock_break(session_id, fid, level, tree_encrypts);
+}
+}  // namespace
+
+OplockBreakNotifier Connection::oplock_break_notifier(uint64_t session_id, FileId file_id,
+                                                      bool tree_encrypts) {
+    std::weak_ptr<Connection> weak = weak_from_this();
+    auto exec = executor;
+    return [weak, exec, session_id, file_id, tree_encrypts](uint8_t level) {
+        asio::co_spawn(exec, send_break(weak, session_id, file_id, level, tree_encrypts),
+                       asio::detached);
+    };
 }
 
 asio::awaitable<void> Connection::go_async(RequestContext& ctx) {

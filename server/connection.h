@@ -20,6 +20,7 @@
 #include "protocol/header.h"
 #include "server/credits.h"
 #include "server/handlers/handler.h"
+#include "server/state/file_table.h"
 #include "server/transport.h"
 
 namespace daxsmbd::server {
@@ -73,8 +74,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Called by RequestContext::go_async.
     asio::awaitable<void> go_async(RequestContext& ctx);
 
-    // Sends an unsolicited message (oplock break) or any prebuilt message.
-    asio::awaitable<Status> send_raw(std::vector<protocol::Bytes> fragments);
+    // Sends an Oplock Break Notification for open `file_id` of session `session_id` offering
+    // `level` (MS-SMB2 2.2.23.1, 3.3.4.6): MessageId all ones, TreeId 0, not signed.
+    asio::awaitable<void> send_oplock_break(uint64_t session_id, protocol::FileId file_id,
+                                            uint8_t level, bool tree_encrypts);
+    // A notifier for the FileTable that sends that break for open `file_id`: safe to call from
+    // any thread (it posts to this connection's loop) and after the connection is gone.
+    // `tree_encrypts`: the open's share requires encryption (Share.EncryptData).
+    OplockBreakNotifier oplock_break_notifier(uint64_t session_id, protocol::FileId file_id,
+                                              bool tree_encrypts);
 
     void note_activity() { last_activity_ = std::chrono::steady_clock::now(); }
 

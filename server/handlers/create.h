@@ -16,8 +16,8 @@
 //     open; asking for more, or for a disposition that writes, is STATUS_ACCESS_DENIED.
 //     MAXIMUM_ALLOWED grants the tree's maximal access (without the write rights on a READONLY
 //     file, MS-FSA 2.1.5.1.2.1). NT ACLs on files are not evaluated yet.
-//   - Open.GrantedAccess is the (generic-mapped) DesiredAccess, plus READ_DATA when EXECUTE is
-//     granted (MS-SMB2 3.3.5.9); the rights an overwrite / supersede implies (WRITE_DATA / DELETE,
+//   - Open.GrantedAccess is the (generic-mapped) DesiredAccess (EXECUTE alone also allows READ,
+//     MS-SMB2 3.3.5.12); the rights an overwrite / supersede implies (WRITE_DATA / DELETE,
 //     MS-FSA 2.1.5.1.2) only take part in the sharing check, as in Samba.
 //   - DesiredAccess of only SYNCHRONIZE is accepted (MS-FSA only refuses 0; Samba agrees and
 //     smbtorture smb2.sharemode relies on it), although Windows refuses it in
@@ -65,6 +65,11 @@ struct CreateParams {
     bool store_dos_attributes = true;         // share option "store dos attributes"
     std::optional<uint64_t> allocation_size;  // AlSi create context
     std::optional<std::vector<vfs::Ea>> eas;  // ExtA create context
+    // Break other opens' oplocks this open conflicts with (MS-FSA 2.1.4.12). When a break is
+    // started or still running, create_file fails with OPLOCK_BREAK_IN_PROGRESS and stores the
+    // file in `oplock_break_file`: wait with FileTable::when_breaks_resolved and call again.
+    bool break_oplocks = false;
+    std::optional<FileKey>* oplock_break_file = nullptr;
 };
 
 struct CreateOutcome {
@@ -105,6 +110,7 @@ Status validate_create(const CreateParams& p);
 //   CANNOT_DELETE           DELETE_ON_CLOSE on a READONLY file
 //   DELETE_PENDING          the file's delete is pending
 //   SHARING_VIOLATION       MS-FSA 2.1.5.1.2.2
+//   OPLOCK_BREAK_IN_PROGRESS  (p.break_oplocks) see CreateParams::break_oplocks
 Result<CreateOutcome> create_file(const std::shared_ptr<const vfs::ShareRoot>& root,
                                   FileTable& files, const CreateParams& p);
 

@@ -74,6 +74,8 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
                  "' without read or write access refused");
         co_return NtStatus::AccessDenied;
     }
+    // MS-FSA 2.1.4.12 (Operation LOCK): other opens' LEVEL_II oplocks break to NONE.
+    if (open->file_registration) open->file_registration->break_others_level2_oplocks();
 
     LockTable& table = LockTable::global();
     const FileKey key{open->device, open->file_id};

@@ -1,13 +1,16 @@
-// OPLOCK_BREAK acknowledgments (MS-SMB2 3.3.5.22). This server grants neither oplocks nor leases
-// yet, so no open is ever in the Breaking state and no lease table exists: every acknowledgment
-// is one the spec refuses.
+// OPLOCK_BREAK acknowledgments (MS-SMB2 3.3.5.22). Oplocks are granted and broken by the
+// FileTable (server/state/file_table.h); leases are not granted yet, so no lease table exists and
+// every lease acknowledgment is one the spec refuses.
 #include "protocol/oplock_break.h"
+
+#include "protocol/create.h"
 
 #include <variant>
 
 #include "server/connection.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
+#include "server/state/file_table.h"
 
 namespace daxsmbd::server::handlers {
 
@@ -29,9 +32,24 @@ asio::awaitable<NtStatus> oplock_break(RequestContext& ctx) {
     // MS-SMB2 3.3.5.22.1: the open must exist (FILE_CLOSED otherwise) ...
     auto found = ctx.find_open(oplock.file_id);
     if (!found) co_return found.status();
-    // ... and be breaking its oplock; Open.OplockState is never Breaking here.
-    log_debug("conn ", ctx.conn.id, ": oplock break acknowledgment without a break");
-    co_return NtStatus::InvalidDeviceState;
+    const auto& open = *found;
+    // ... a LEASE level belongs to the lease form ...
+    if (oplock.oplock_level == oplock_level::kLease) co_return NtStatus::InvalidParameter;
+    // ... then the level and state checks of the object store's oplock (FileTable). Pipes and
+    // opens outside the table hold no oplock and are never breaking.
+    if (!open->file_registration) co_return NtStatus::InvalidDeviceState;
+    const auto& reg = *open->file_registration;
+    auto level = reg.table().acknowledge_break(reg.key(), reg.token(), oplock.oplock_level);
+    if (!level) {
+        log_debug("conn ", ctx.conn.id, ": oplock break acknowledgment for fid ",
+                  open->id.volatile_, " refused: ", status_name(level.status()));
+        co_return level.status();
+    }
+    OplockBreakResponse resp;
+    resp.oplock_level = *level;
+    resp.file_id = open->id;
+    resp.serialize(ctx.body());
+    co_return NtStatus::Success;
 }
 
 }  // namespace daxsmbd::server::handlers

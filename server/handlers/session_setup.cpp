@@ -84,13 +84,11 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     if (req->flags & session_setup_flags::kBinding) co_return NtStatus::RequestNotAccepted;
 
     std::shared_ptr<Session> s;
-    bool created = false;
     if (ctx.header.session_id == 0) {
         s = server.sessions.create();
         s->dialect = conn.state.dialect;
         if (conn.state.preauth) s->preauth = *conn.state.preauth;  // 3.3.5.5 step: copy conn H
         conn.sessions[s->id] = s;
-        created = true;
     } else {
         auto it = conn.sessions.find(ctx.header.session_id);
         if (it == conn.sessions.end()) co_return NtStatus::UserSessionDeleted;
@@ -119,10 +117,9 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         const auto delay = note_logon_failure(conn, acceptor->attempted_user(),
                                               acceptor->failure_reason(), step.status());
         acceptor.reset();
-        if (created || !reauth)
-            drop_session(conn, s->id);
-        else
-            s->state = Session::State::Expired;
+        // A failed re-authentication ends the session too, as Windows and Samba do: what comes
+        // next on it gets USER_SESSION_DELETED (smbtorture smb2.session.reauth6).
+        drop_session(conn, s->id);
         co_await hold_back(conn, delay);
         co_return status;
     }

@@ -325,8 +325,12 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
             case fic::kFileDispositionInformationEx:
                 return set_disposition_ex(*root, *open, buf);
             case fic::kFileEndOfFileInformation:
+                // MS-FSA 2.1.4.12 (SET_INFORMATION): LEVEL_II oplocks of others break.
+                if (open->file_registration) open->file_registration->break_others_level2_oplocks();
                 return set_end_of_file(*open, buf);
             case fic::kFileAllocationInformation:
+                // MS-FSA 2.1.4.12 (SET_INFORMATION): LEVEL_II oplocks of others break.
+                if (open->file_registration) open->file_registration->break_others_level2_oplocks();
                 return set_allocation(*open, buf);
             case fic::kFileValidDataLengthInformation:
                 return set_valid_data_length(*open, buf);

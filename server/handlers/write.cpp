@@ -123,6 +123,9 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
         co_return NtStatus::Success;
     }
 
+    // MS-FSA 2.1.4.12 (Operation WRITE): other opens' LEVEL_II oplocks break to NONE.
+    if (open->file_registration) open->file_registration->break_others_level2_oplocks();
+
     if (open->is_directory) co_return NtStatus::InvalidDeviceRequest;
     const bool can_write = open->granted_access & am::kFileWriteData;
     const bool can_append = open->granted_access & am::kFileAppendData;

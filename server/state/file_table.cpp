@@ -56,14 +56,181 @@ Status FileTable::check(const FileKey& key, ShareMode mode) const {
 }
 
 Result<FileTable::Token> FileTable::add(const FileKey& key, ShareMode mode, bool delete_on_close,
-                                        std::string_view path) {
+                                        std::string_view path, const OplockOpenIntent* intent) {
     std::lock_guard lk(mu_);
+    if (intent) {
+        auto it = files_.find(key);
+        // Oplocks are broken before share modes are checked: a BATCH holder may close its
+        // cached handle on the break, and then the open succeeds (MS-FSA 2.1.5.1.2.1).
+        if (it != files_.end() && !it->second.delete_pending &&
+            start_breaks_locked(it->second, *intent))
+            return Error(NtStatus::OplockBreakInProgress);
+    }
     DAX_CHECK(check_locked(key, mode));
     auto& rec = files_[key];
     if (rec.opens.empty() || rec.path.empty()) rec.path = std::string(path);
     Token t = next_token_++;
-    rec.opens.push_back(OpenRecord{t, mode, delete_on_close});
+    OpenRecord r;
+    r.token = t;
+    r.mode = mode;
+    r.delete_on_close = delete_on_close;
+    rec.opens.push_back(std::move(r));
     return t;
+}
+
+bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& intent) {
+    // MS-FSA 2.1.4.12, Operation OPEN: an open asking only for attributes (and SYNCHRONIZE)
+    // that does not overwrite leaves BATCH/EXCLUSIVE oplocks alone; anything else breaks them
+    // to LEVEL_II, or to NONE when it overwrites or supersedes the data. LEVEL_II oplocks only
+    // break (to NONE, no acknowledgment) for an overwrite.
+    constexpr uint32_t kAttributeOnly =
+        am::kFileReadAttributes | am::kFileWriteAttributes | am::kSynchronize;
+    const bool breaks_exclusive = intent.overwrite || (intent.access & ~kAttributeOnly);
+    bool wait = false;
+    for (auto& o : rec.opens) {
+        if (o.breaking) {
+            wait = wait || breaks_exclusive;
+            continue;
+        }
+        if (o.oplock == oplock::kBatch || o.oplock == oplock::kExclusive) {
+            if (!breaks_exclusive) continue;
+            const uint8_t to = intent.overwrite ? oplock::kNone : oplock::kLevelII;
+            if (!o.notifier) {  // nobody left to tell: the holder's connection is gone
+                set_oplock_locked(o, to);
+                continue;
+            }
+            o.breaking = true;
+            o.breaking_to = to;
+            o.notifier(to);
+            wait = true;
+        } else if (o.oplock == oplock::kLevelII && intent.overwrite) {
+            set_oplock_locked(o, oplock::kNone);
+            if (o.notifier) o.notifier(oplock::kNone);
+        }
+    }
+    return wait;
+}
+
+void FileTable::set_oplock_locked(OpenRecord& o, uint8_t level) {
+    if (o.oplock == oplock::kLevelII) --level2_oplocks_;
+    if (level == oplock::kLevelII) ++level2_oplocks_;
+    o.oplock = level;
+}
+
+void FileTable::wake_if_resolved_locked(FileRecord& rec) {
+    if (rec.break_waiters.empty()) return;
+    for (const auto& o : rec.opens)
+        if (o.breaking) return;
+    auto waiters = std::move(rec.break_waiters);
+    rec.break_waiters.clear();
+    for (auto& w : waiters)
+        w();
+}
+
+uint8_t FileTable::grant_oplock(const FileKey& key, Token token, uint8_t requested,
+                                bool is_directory, OplockBreakNotifier notifier) {
+    // MS-SMB2 3.3.5.9: directories get no oplock; LEASE (0xFF) is answered by the lease
+    // code, which does not exist yet, so it gets NONE too.
+    if (is_directory) return oplock::kNone;
+    if (requested != oplock::kLevelII && requested != oplock::kExclusive &&
+        requested != oplock::kBatch)
+        return oplock::kNone;
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end()) return oplock::kNone;
+    OpenRecord* self = nullptr;
+    bool others = false, other_exclusive = false;
+    for (auto& o : it->second.opens) {
+        if (o.token == token) {
+            self = &o;
+            continue;
+        }
+        others = true;
+        if (o.breaking || o.oplock == oplock::kBatch || o.oplock == oplock::kExclusive)
+            other_exclusive = true;
+    }
+    if (!self) return oplock::kNone;
+    // MS-FSA 2.1.5.17.2: BATCH and EXCLUSIVE only for the stream's only open; LEVEL_II (also
+    // what a BATCH/EXCLUSIVE request gets when others have the file open) only while nobody
+    // else holds or is breaking an exclusive one.
+    uint8_t level = requested;
+    if (level != oplock::kLevelII && others) level = oplock::kLevelII;
+    if (level == oplock::kLevelII && other_exclusive) level = oplock::kNone;
+    set_oplock_locked(*self, level);
+    self->notifier = std::move(notifier);
+    return level;
+}
+
+uint8_t FileTable::oplock_level(const FileKey& key, Token token) const {
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end()) return oplock::kNone;
+    for (const auto& o : it->second.opens)
+        if (o.token == token) return o.oplock;
+    return oplock::kNone;
+}
+
+Result<uint8_t> FileTable::acknowledge_break(const FileKey& key, Token token, uint8_t level) {
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end()) return Error(NtStatus::FileClosed);
+    auto& rec = it->second;
+    auto o = std::find_if(rec.opens.begin(), rec.opens.end(),
+                          [&](const OpenRecord& r) { return r.token == token; });
+    if (o == rec.opens.end()) return Error(NtStatus::FileClosed);
+    // MS-SMB2 3.3.5.22.1, in its order.
+    if ((o->oplock == oplock::kExclusive || o->oplock == oplock::kBatch) &&
+        level != oplock::kLevelII && level != oplock::kNone)
+        return Error(NtStatus::InvalidOplockProtocol);
+    if (o->oplock == oplock::kLevelII && level != oplock::kNone)
+        return Error(NtStatus::InvalidOplockProtocol);
+    if (!o->breaking) return Error(NtStatus::InvalidDeviceState);
+    o->breaking = false;
+    // MS-FSA 2.1.5.18: acknowledging a higher level than the break offered ends the oplock.
+    if (level > o->breaking_to) {
+        set_oplock_locked(*o, oplock::kNone);
+        wake_if_resolved_locked(rec);
+        return Error(NtStatus::InvalidOplockProtocol);
+    }
+    set_oplock_locked(*o, level);
+    wake_if_resolved_locked(rec);
+    return level;
+}
+
+bool FileTable::when_breaks_resolved(const FileKey& key, std::function<void()> wake) {
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end()) return false;
+    bool breaking = std::any_of(it->second.opens.begin(), it->second.opens.end(),
+                                [](const OpenRecord& o) { return o.breaking; });
+    if (!breaking) return false;
+    it->second.break_waiters.push_back(std::move(wake));
+    return true;
+}
+
+void FileTable::expire_breaks(const FileKey& key) {
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end()) return;
+    for (auto& o : it->second.opens) {
+        if (!o.breaking) continue;
+        log_info("oplock break of file ", key.inode, " not acknowledged in time: oplock dropped");
+        o.breaking = false;
+        set_oplock_locked(o, oplock::kNone);
+    }
+    wake_if_resolved_locked(it->second);
+}
+
+void FileTable::break_level2_oplocks(const FileKey& key, Token except) {
+    if (level2_oplocks_.load(std::memory_order_relaxed) == 0) return;
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end()) return;
+    for (auto& o : it->second.opens) {
+        if (o.token == except || o.oplock != oplock::kLevelII || o.breaking) continue;
+        set_oplock_locked(o, oplock::kNone);
+        if (o.notifier) o.notifier(oplock::kNone);
+    }
 }
 
 bool FileTable::remove(const FileKey& key, Token token, const Deleter& deleter) {
@@ -77,7 +244,10 @@ bool FileTable::remove(const FileKey& key, Token token, const Deleter& deleter) 
     // MS-FSA 2.1.5.4: closing an open that was created with FILE_DELETE_ON_CLOSE marks the file
     // for deletion; the deletion itself waits for the last open.
     if (o->delete_on_close) rec.delete_pending = true;
+    set_oplock_locked(*o, oplock::kNone);
     rec.opens.erase(o);
+    // A closed open ends its break (MS-SMB2 3.3.4.6: the opener waiting for it goes on).
+    wake_if_resolved_locked(rec);
     if (!rec.opens.empty()) return false;
     bool deleted = false;
     if (rec.delete_pending && deleter) {

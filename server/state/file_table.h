@@ -12,10 +12,19 @@
 // the table. When the last open of a file leaves and the file's delete is pending, the file is
 // deleted while the table is locked, so no new open of the same file can slip in between.
 //
+// Oplocks (MS-FSA 2.1.1.10 Stream.Oplock, MS-SMB2 3.3.1.10 Open.OplockLevel/OplockState) live
+// here too, per open, because granting and breaking them is decided by the same list of opens
+// that share modes use, under the same lock: an open that would break another open's
+// BATCH/EXCLUSIVE oplock is refused by add() with OplockBreakInProgress until the holder
+// acknowledges the break, closes, or its acknowledgment times out; the opener then waits for
+// when_breaks_resolved() and tries again (MS-FSA 2.1.4.12, MS-SMB2 3.3.5.9 and 3.3.4.6).
+//
 // Threads: every member function locks the table; call them from the blocking pool or the event
-// loop (they do no I/O except the deleter that remove() runs).
+// loop (they do no I/O except the deleter that remove() runs). Break notifiers and waiters are
+// called with the table locked: they must only post work elsewhere, never call back into it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -57,6 +66,24 @@ struct ShareMode {
 // conflicted with.
 bool sharing_conflict(const ShareMode& existing, const ShareMode& wanted);
 
+// Oplock levels as MS-SMB2 2.2.13 numbers them (NONE 0x00, II 0x01, EXCLUSIVE 0x08, BATCH 0x09).
+namespace oplock {
+constexpr uint8_t kNone = 0x00;
+constexpr uint8_t kLevelII = 0x01;
+constexpr uint8_t kExclusive = 0x08;
+constexpr uint8_t kBatch = 0x09;
+}  // namespace oplock
+
+// What a new open of a file means for the oplocks other opens hold (MS-FSA 2.1.4.12, Operation
+// OPEN): its access and whether it overwrites or supersedes the data.
+struct OplockOpenIntent {
+    uint32_t access = 0;  // desired access, generic bits mapped
+    bool overwrite = false;
+};
+
+// Sends a break notification for one open to `new_level` (posts to the holder's connection).
+using OplockBreakNotifier = std::function<void(uint8_t new_level)>;
+
 class FileTable {
   public:
     using Token = uint64_t;  // identifies one open inside the table
@@ -74,8 +101,11 @@ class FileTable {
     // pending. Fails, leaving the table unchanged, with
     //   DeletePending     the file's delete is pending (MS-FSA 2.1.5.1, Link.IsDeleted)
     //   SharingViolation  a live open conflicts (MS-FSA 2.1.5.1.2.2)
+    //   OplockBreakInProgress  (only with `intent`) another open's oplock must be broken first:
+    //                     the breaks are started (notifiers called); wait with
+    //                     when_breaks_resolved() and call add() again
     Result<Token> add(const FileKey& key, ShareMode mode, bool delete_on_close,
-                      std::string_view path);
+                      std::string_view path, const OplockOpenIntent* intent = nullptr);
 
     // The same checks as add() without adding (DeletePending, SharingViolation or Success).
     Status check(const FileKey& key, ShareMode mode) const;
@@ -98,24 +128,60 @@ class FileTable {
     void set_path(const FileKey& key, std::string_view path);
     std::string path(const FileKey& key) const;
 
+    // Oplocks -------------------------------------------------------------------------------
+    // Grants open `token` the highest oplock up to `requested` that its file allows now
+    // (MS-FSA 2.1.5.17.2): BATCH/EXCLUSIVE only to the file's only open, LEVEL_II when no other
+    // open holds or is breaking a BATCH/EXCLUSIVE oplock, else NONE. `notifier` is kept to
+    // break it later. Returns the granted level.
+    uint8_t grant_oplock(const FileKey& key, Token token, uint8_t requested, bool is_directory,
+                         OplockBreakNotifier notifier);
+    // The oplock level open `token` holds now (its old level while a break is in progress).
+    uint8_t oplock_level(const FileKey& key, Token token) const;
+    // An OPLOCK_BREAK acknowledgment (MS-SMB2 3.3.5.22.1): InvalidOplockProtocol for a level the
+    // held oplock cannot go to, InvalidDeviceState when no break is in progress, else the open
+    // now holds `level` and the new level is returned.
+    Result<uint8_t> acknowledge_break(const FileKey& key, Token token, uint8_t level);
+    // Calls `wake` once no open of `key` is breaking any more (at once, returning false, when
+    // none is now; else later, from whichever thread ends the last break, returning true).
+    bool when_breaks_resolved(const FileKey& key, std::function<void()> wake);
+    // The acknowledgment timer expired (MS-SMB2 3.3.2.1): breaking opens of `key` lose their
+    // oplock as if they had acknowledged NONE.
+    void expire_breaks(const FileKey& key);
+    // A write, truncate or byte-range lock through open `except` (MS-FSA 2.1.4.12, Operation
+    // WRITE/SET_INFORMATION/LOCK): every other LEVEL_II oplock is broken to NONE, which needs
+    // no acknowledgment (MS-SMB2 3.3.4.6).
+    void break_level2_oplocks(const FileKey& key, Token except);
+
     size_t open_count(const FileKey& key) const;
     size_t file_count() const;  // files with at least one open
 
   private:
     struct OpenRecord {
-        Token token;
+        Token token = 0;
         ShareMode mode;
-        bool delete_on_close;
+        bool delete_on_close = false;
+        uint8_t oplock = oplock::kNone;
+        bool breaking = false;                // Open.OplockState == Breaking
+        uint8_t breaking_to = oplock::kNone;  // the level the break notification offered
+        OplockBreakNotifier notifier;
     };
     struct FileRecord {
         std::vector<OpenRecord> opens;
         bool delete_pending = false;
         std::string path;
+        std::vector<std::function<void()>> break_waiters;
     };
     Status check_locked(const FileKey& key, ShareMode mode) const;
+    // Starts the breaks `intent` causes; true when the opener has to wait.
+    bool start_breaks_locked(FileRecord& rec, const OplockOpenIntent& intent);
+    void set_oplock_locked(OpenRecord& o, uint8_t level);
+    static void wake_if_resolved_locked(FileRecord& rec);
 
     mutable std::mutex mu_;
     std::unordered_map<FileKey, FileRecord, FileKeyHash> files_;
+    // LEVEL_II oplocks granted and not yet broken, so that a WRITE on a server without any
+    // (the common case) does not take the table lock.
+    std::atomic<size_t> level2_oplocks_{0};
     Token next_token_ = 1;
 };
 
@@ -136,6 +202,9 @@ class FileRegistration {
 
     const FileKey& key() const { return key_; }
     FileTable::Token token() const { return token_; }
+    // This open changes the file's data or locks (WRITE, end-of-file/allocation, LOCK): the
+    // other opens' LEVEL_II oplocks break to NONE (FileTable::break_level2_oplocks).
+    void break_others_level2_oplocks() { table_.break_level2_oplocks(key_, token_); }
     FileTable& table() const { return table_; }
 
   private:

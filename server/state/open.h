@@ -47,7 +47,6 @@ struct Open {
     uint32_t granted_access = 0;
     uint32_t share_access = 0;
     uint32_t create_options = 0;
-    uint8_t oplock_level = 0;
     bool delete_on_close = false;
     uint64_t position = 0;  // FilePositionInformation
     // QUERY_INFO / SET_INFO / QUERY_DIRECTORY state (handlers/{query_info,set_info,

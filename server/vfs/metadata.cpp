@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +18,9 @@ namespace daxsmbd::server::vfs {
 namespace {
 
 constexpr int64_t kTicksPerSecond = 10000000;
+// How far the kernel's coarse clock (which stamps ctime) may run behind the fine wall clock that
+// anchors a client-set ChangeTime: one tick at HZ=100, in FILETIME units.
+constexpr int64_t kCoarseTick = kTicksPerSecond / 100;
 
 int64_t to_filetime(int64_t sec, int64_t nsec) {
     // Seconds representable without overflowing int64 once scaled to 100-ns ticks.
@@ -73,10 +77,14 @@ struct timespec filetime_to_timespec(int64_t ft) {
     return ts;
 }
 
-std::array<std::byte, 12> encode_dos_xattr(const DosXattr& x) {
-    std::array<std::byte, 12> out{};
+std::vector<std::byte> encode_dos_xattr(const DosXattr& x) {
+    std::vector<std::byte> out(x.change_time > 0 ? 28 : 12);
     protocol::store_le32(out.data(), x.attributes);
     protocol::store_le64(out.data() + 4, static_cast<uint64_t>(x.creation_time));
+    if (x.change_time > 0) {
+        protocol::store_le64(out.data() + 12, static_cast<uint64_t>(x.change_time));
+        protocol::store_le64(out.data() + 20, static_cast<uint64_t>(x.change_time_anchor));
+    }
     return out;
 }
 
@@ -86,6 +94,12 @@ std::optional<DosXattr> decode_dos_xattr(std::span<const std::byte> value) {
     x.attributes = protocol::load_le32(value.data());
     x.creation_time = static_cast<int64_t>(protocol::load_le64(value.data() + 4));
     if (x.creation_time < 0) x.creation_time = 0;
+    if (value.size() >= 28) {
+        x.change_time = static_cast<int64_t>(protocol::load_le64(value.data() + 12));
+        x.change_time_anchor = static_cast<int64_t>(protocol::load_le64(value.data() + 20));
+        if (x.change_time < 0 || x.change_time_anchor <= 0)
+            x.change_time = x.change_time_anchor = 0;
+    }
     return x;
 }
 
@@ -115,6 +129,9 @@ FileInfo file_info_from(const struct statx& st, const std::optional<DosXattr>& d
     fi.last_access_time = statx_ts_to_filetime(st.stx_atime);
     fi.last_write_time = statx_ts_to_filetime(st.stx_mtime);
     fi.change_time = statx_ts_to_filetime(st.stx_ctime);
+    // A client-set ChangeTime stands until the inode changes after it was set.
+    if (dos && dos->change_time > 0 && fi.change_time <= dos->change_time_anchor + kCoarseTick)
+        fi.change_time = dos->change_time;
     if (dos && dos->creation_time > 0) {
         fi.creation_time = dos->creation_time;
     } else if ((st.stx_mask & STATX_BTIME) &&
@@ -177,7 +194,7 @@ Status set_basic_info(int fd, const BasicInfoUpdate& u) {
         if (rc != 0) return Error(errno_to_status(errno));
     }
 
-    if (u.creation_time > 0 || u.file_attributes != 0) {
+    if (u.creation_time > 0 || u.file_attributes != 0 || u.change_time > 0) {
         DosXattr x;
         if (auto old = read_dos_xattr(fd)) {
             x = *old;
@@ -190,6 +207,14 @@ Status set_basic_info(int fd, const BasicInfoUpdate& u) {
             x.attributes = (x.attributes & ~valid) | (u.file_attributes & valid);
         }
         if (u.creation_time > 0) x.creation_time = u.creation_time;
+        if (u.change_time > 0) {
+            // The anchor is read before the write: the ctime the write itself stamps is at
+            // most one coarse tick past it (see file_info_from).
+            struct timespec now {};
+            ::clock_gettime(CLOCK_REALTIME, &now);
+            x.change_time = u.change_time;
+            x.change_time_anchor = timespec_to_filetime(now);
+        }
         DAX_CHECK(write_dos_xattr(fd, x));
     }
     return {};

@@ -39,6 +39,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protocol/result.h"
 
@@ -88,9 +89,15 @@ inline constexpr std::string_view kPrivateXattrPrefix = "user.daxsmbd.";
 struct DosXattr {
     uint32_t attributes = 0;    // only kStoredAttributes bits are meaningful
     int64_t creation_time = 0;  // FILETIME, 0 = not recorded
+    // A ChangeTime a client set (Linux cannot set ctime), FILETIME, 0 = none, and the wall
+    // clock when it was set: it is reported only while the file's real ctime is not later than
+    // the anchor (plus one coarse-clock tick), so any later change shows the real ctime again.
+    int64_t change_time = 0;
+    int64_t change_time_anchor = 0;
     bool operator==(const DosXattr&) const = default;
 };
-std::array<std::byte, 12> encode_dos_xattr(const DosXattr& x);
+// 12 bytes (attributes, creation time), or 28 with the change time and its anchor.
+std::vector<std::byte> encode_dos_xattr(const DosXattr& x);
 std::optional<DosXattr> decode_dos_xattr(std::span<const std::byte> value);
 
 // Reads the xattr of an open file (any descriptor, O_PATH included). Absent, unreadable,
@@ -138,7 +145,8 @@ struct BasicInfoUpdate {
     int64_t creation_time = 0;
     int64_t last_access_time = 0;
     int64_t last_write_time = 0;
-    // Linux has no way to set ctime; a positive value is validated and otherwise ignored.
+    // Linux has no way to set ctime: a positive value is kept in the DOS xattr and reported
+    // until the file changes again (DosXattr::change_time).
     int64_t change_time = 0;
     // 0 = leave unchanged; else the new value of the kSettableAttributes bits (NORMAL = none).
     uint32_t file_attributes = 0;

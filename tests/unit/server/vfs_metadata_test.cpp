@@ -260,6 +260,37 @@ TEST_F(VfsMetadata, CreationTimePersistsAcrossReopen) {
     EXPECT_EQ(fi->file_attributes, kAttrNormal);  // creation time alone keeps attributes
 }
 
+TEST_F(VfsMetadata, ClientSetChangeTimeStandsUntilTheFileChanges) {
+    share_file("f");
+    auto root = open_share();
+    auto fd = open_rw(root, "f");
+    BasicInfoUpdate u;
+    u.change_time = kY2k + 99;
+    ASSERT_TRUE(set_basic_info(fd.get(), u).ok());
+    auto fi = query_info(fd.get());
+    ASSERT_TRUE(fi.ok());
+    EXPECT_EQ(fi->change_time, kY2k + 99);
+    // The raw xattr now carries the change time and its anchor.
+    unsigned char raw[64];
+    EXPECT_EQ(::getxattr(in_share("f").c_str(), kDosXattrName, raw, sizeof raw), 28);
+
+    // A change after the anchor (here: an anchor far in the past) shows the real ctime again.
+    auto x = read_dos_xattr(fd.get());
+    ASSERT_TRUE(x.has_value());
+    EXPECT_EQ(x->change_time, kY2k + 99);
+    x->change_time_anchor = kY2k;
+    ASSERT_TRUE(write_dos_xattr(fd.get(), *x).ok());
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    fi = query_info(fd.get());
+    ASSERT_TRUE(fi.ok());
+    EXPECT_EQ(fi->change_time, timespec_to_filetime(st.st_ctim));
+    // Old 12-byte values still decode, without a change time.
+    auto old = decode_dos_xattr(encode_dos_xattr({0x20, kY2k}));
+    ASSERT_TRUE(old.has_value());
+    EXPECT_EQ(old->change_time, 0);
+}
+
 TEST_F(VfsMetadata, CreationTimeDefaultsToBirthTime) {
     share_file("f");
     auto root = open_share();
