@@ -278,6 +278,7 @@ struct ParseState {
     size_t methods_line = 0;  // "server auth methods", when given
     size_t keytab_line = 0;
     size_t user_map_line = 0;
+    size_t message_size_line = 0;  // "max message size", when given
 };
 
 using GlobalSetter = Problem (*)(ParseState&, std::string_view key, std::string_view v,
@@ -446,6 +447,39 @@ const GlobalKey kGlobalKeys[] = {
     {"smb2maxcredits",
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          return set_uint(st.cfg.global.max_credits, key, v, 32, 65535);
+     }},
+    {"maxconnectionstotal",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.max_connections, key, v, 1, 1000000);
+     }},
+    {"maxconnectionsperaddress",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.max_connections_per_address, key, v, 1, 1000000);
+     }},
+    {"maxsessionsperconnection",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.max_sessions_per_connection, key, v, 1, 65534);
+     }},
+    {"maxopenspersession",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.max_opens_per_session, key, v, 1, 1000000);
+     }},
+    {"maxasyncrequestsperconnection",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.max_async_per_connection, key, v, 1, 65535);
+     }},
+    {"maxmessagesize",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+         auto n = parse_size(v);
+         if (!n || *n < 65536 || *n > (64u << 20))
+             return bad_value(key, v, "a size from 64k to 64M");
+         st.cfg.global.max_message_size = uint32_t(*n);
+         st.message_size_line = line;
+         return std::nullopt;
+     }},
+    {"maxcompoundlength",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.max_compound_length, key, v, 1, 1024);
      }},
     {"serverauthmethods",
      [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
@@ -803,6 +837,14 @@ std::variant<Config, Config::ParseError> Config::parse(std::string_view text,
                         ") is newer than server max protocol (" +
                         dialect_name(st.cfg.global.max_protocol) + ")");
     }
+    // A READ or WRITE of "max io size" must fit in one message: its 64-byte header, the 48-byte
+    // WRITE body and, with 3.1.1 encryption, the 52-byte TRANSFORM header (MS-SMB2 2.2.41).
+    if (st.message_size_line &&
+        st.cfg.global.max_message_size < uint64_t(st.cfg.global.max_io_size) + 4096)
+        return fail(st.message_size_line,
+                    "max message size (" + std::to_string(st.cfg.global.max_message_size) +
+                        ") must be at least max io size (" +
+                        std::to_string(st.cfg.global.max_io_size) + ") + 4096");
     if (st.cfg.global.netbios_name.empty()) st.cfg.global.netbios_name = default_netbios_name();
     if (auto e = check_kerberos(st, origin)) return ParseError{*e};
     return std::move(st.cfg);

@@ -67,6 +67,15 @@ struct GlobalConfig {
     unsigned max_credits = 8192;   // "smb2 max credits" (Samba's name)
     bool guest_ok = false;         // "map to guest = bad user" enables guest; default never
 
+    // Abuse limits (architecture.md "Limits on everything a client can make the server hold").
+    unsigned max_connections = 4096;              // "max connections total"
+    unsigned max_connections_per_address = 1024;  // "max connections per address"
+    unsigned max_sessions_per_connection = 64;    // "max sessions per connection"
+    unsigned max_opens_per_session = 16384;       // "max opens per session"
+    unsigned max_async_per_connection = 512;      // "max async requests per connection"
+    uint32_t max_message_size = 0;      // "max message size" (bytes); 0 = max io size + 1 MiB
+    unsigned max_compound_length = 64;  // "max compound length": elements in one message
+
     // Authentication methods ("server auth methods"): what the NEGOTIATE response offers and
     // SESSION_SETUP accepts. Default: Kerberos when a keytab is configured, and NTLM.
     bool auth_kerberos = false;

@@ -79,6 +79,8 @@ asio::awaitable<void> Connection::watchdog() {
         // Unauthenticated connections get auth_timeout_s to finish (abuse limit); idle ones
         // without open files are closed after idle_timeout_s.
         if (!authenticated && now - created_ > std::chrono::seconds(g.auth_timeout_s)) {
+            log_info("conn ", id, " ", transport->peer(), ": limit 'auth timeout' (",
+                     g.auth_timeout_s, " s) reached without a finished SESSION_SETUP");
             close("authentication not finished in time");
             break;
         }
@@ -105,7 +107,8 @@ asio::awaitable<void> Connection::run() {
         auto r = co_await transport->receive();
         if (!r) {
             if (r.status() == NtStatus::BufferOverflow)
-                log_info("conn ", id, " ", transport->peer(), ": message above the maximum size");
+                log_info("conn ", id, " ", transport->peer(), ": limit 'max message size' (",
+                         server.limits().max_message_size, " bytes) exceeded");
             else if (r.status() == NtStatus::InvalidParameter)
                 log_info("conn ", id, " ", transport->peer(), ": framing violation");
             close(r.status() == NtStatus::ConnectionDisconnected ? "peer disconnected"
@@ -366,10 +369,17 @@ OplockBreakNotifier Connection::oplock_break_notifier(uint64_t session_id, FileI
     };
 }
 
-asio::awaitable<void> Connection::go_async(RequestContext& ctx) {
-    if (ctx.is_async()) co_return;
+asio::awaitable<bool> Connection::go_async(RequestContext& ctx) {
+    if (ctx.is_async()) co_return true;
     auto it = frame_of_.find(&ctx);
-    if (it == frame_of_.end()) co_return;
+    if (it == frame_of_.end()) co_return true;
+    if (pending_by_aid_.size() >= server.limits().max_async_per_connection) {
+        log_info("conn ", id, " ", transport->peer(),
+                 ": limit 'max async requests per connection' (",
+                 server.limits().max_async_per_connection, ") reached; ",
+                 command_name(ctx.header.command), " refused");
+        co_return false;
+    }
     FrameState& fs = *it->second;
     ctx.pending->async_id = next_async_id_++;
     pending_by_aid_[ctx.pending->async_id] = ctx.pending;
@@ -383,6 +393,7 @@ asio::awaitable<void> Connection::go_async(RequestContext& ctx) {
     fs.out.push_back(std::move(el));
     fs.async_seen = true;
     co_await flush(fs);
+    co_return true;
 }
 
 asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
@@ -430,6 +441,12 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
     }
     auto elems = split_compound(data, server.limits().max_compound_elements);
     if (!elems) {
+        if (elems.status() == NtStatus::InsufficientResources) {
+            log_info("conn ", id, " ", transport->peer(), ": limit 'max compound length' (",
+                     server.limits().max_compound_elements, " elements) exceeded");
+            close("compound too long");
+            co_return;
+        }
         log_info("conn ", id, " ", transport->peer(), ": malformed compound");
         close("malformed compound");
         co_return;

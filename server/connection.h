@@ -71,8 +71,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Signing algorithm sessions of this connection use (MS-SMB2 3.1.4.1).
     auth::SigningAlgorithm signing_algorithm() const;
 
-    // Called by RequestContext::go_async.
-    asio::awaitable<void> go_async(RequestContext& ctx);
+    // Called by RequestContext::go_async; false when the connection already has
+    // "max async requests per connection" requests pending.
+    asio::awaitable<bool> go_async(RequestContext& ctx);
 
     // Sends an Oplock Break Notification for open `file_id` of session `session_id` offering
     // `level` (MS-SMB2 2.2.23.1, 3.3.4.6): MessageId all ones, TreeId 0, not signed.

@@ -29,9 +29,23 @@ static LogonThrottle::Settings throttle_settings(const GlobalConfig& g) {
     return t;
 }
 
+Limits Limits::from(const GlobalConfig& g) {
+    Limits l;
+    l.max_message_size =
+        g.max_message_size ? size_t(g.max_message_size) : size_t(g.max_io_size) + (1u << 20);
+    l.max_compound_elements = g.max_compound_length;
+    l.max_connections = g.max_connections;
+    l.max_connections_per_address = g.max_connections_per_address;
+    l.max_sessions_per_connection = g.max_sessions_per_connection;
+    l.max_opens_per_session = g.max_opens_per_session;
+    l.max_async_per_connection = g.max_async_per_connection;
+    return l;
+}
+
 Server::Server(Config config)
-    : config_(std::move(config)), throttle_(throttle_settings(config_.global)) {
-    limits_.max_message_size = config_.global.max_io_size + (1u << 20);
+    : config_(std::move(config)),
+      limits_(Limits::from(config_.global)),
+      throttle_(throttle_settings(config_.global)) {
     std::random_device rd;
     for (auto& b : guid_)
         b = std::byte(rd());
@@ -224,19 +238,26 @@ void Server::accept_next(size_t li) {
             boost::system::error_code ec2;
             auto ep = sock.remote_endpoint(ec2);
             std::string addr = ec2 ? "?" : ep.address().to_string();
-            bool refuse = false;
+            const char* refused_by = nullptr;
+            size_t limit = 0;
             {
                 std::lock_guard lk(conn_mu_);
-                if (connections_ >= limits_.max_connections ||
-                    connections_per_address_[addr] >= limits_.max_connections_per_address) {
-                    refuse = true;
+                auto it = connections_per_address_.find(addr);
+                size_t from_addr = it == connections_per_address_.end() ? 0 : it->second;
+                if (connections_ >= limits_.max_connections) {
+                    refused_by = "max connections total";
+                    limit = limits_.max_connections;
+                } else if (from_addr >= limits_.max_connections_per_address) {
+                    refused_by = "max connections per address";
+                    limit = limits_.max_connections_per_address;
                 } else {
                     ++connections_;
                     ++connections_per_address_[addr];
                 }
             }
-            if (refuse) {
-                log_info("refusing connection from ", addr, ": connection limit reached");
+            if (refused_by) {
+                log_info("refusing connection from ", addr, ": limit '", refused_by, "' (", limit,
+                         ") reached");
                 sock.close(ec2);
             } else {
                 auto t = std::make_unique<TcpTransport>(std::move(sock), limits_.max_message_size);

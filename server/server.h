@@ -31,12 +31,19 @@ namespace daxsmbd::server {
 namespace asio = boost::asio;
 class Connection;
 
-// Abuse limits (architecture.md "Limits on everything a client can make the server hold").
+// Abuse limits (architecture.md "Limits on everything a client can make the server hold"),
+// taken from the configuration's "max ..." keys (GlobalConfig); the credit window's limit is
+// GlobalConfig::max_credits and the authentication deadline GlobalConfig::auth_timeout_s.
 struct Limits {
     size_t max_message_size = (8u << 20) + (1u << 20);  // 8 MiB payload + headers
     size_t max_compound_elements = 64;
     size_t max_connections = 4096;
     size_t max_connections_per_address = 1024;
+    size_t max_sessions_per_connection = 64;
+    size_t max_opens_per_session = 16384;
+    size_t max_async_per_connection = 512;
+
+    static Limits from(const GlobalConfig& g);
 };
 
 class Server {

@@ -119,7 +119,10 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
     const FileKey dir_key{open->device, open->file_id};
     open.reset();
     ctx.pending->waiter = timer;
-    co_await ctx.go_async();
+    if (!co_await ctx.go_async()) {
+        entry->remove_waiter(id);  // "max async requests per connection" reached
+        co_return NtStatus::InsufficientResources;
+    }
     for (;;) {
         if (auto done = entry->try_complete(id, out_len)) co_return respond(ctx, *done);
         if (ctx.cancelled()) {

@@ -31,8 +31,8 @@ Result<std::shared_ptr<Open>> RequestContext::find_open(const protocol::FileId& 
     return o;
 }
 
-asio::awaitable<void> RequestContext::go_async() {
-    co_await conn.go_async(*this);
+asio::awaitable<bool> RequestContext::go_async() {
+    co_return co_await conn.go_async(*this);
 }
 
 }  // namespace daxsmbd::server

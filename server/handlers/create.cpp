@@ -514,6 +514,13 @@ NtStatus create_pipe(RequestContext& ctx, const CreateRequest& req) {
 asio::awaitable<NtStatus> create(RequestContext& ctx) {
     auto req = CreateRequest::parse(ctx.msg);
     if (!req) co_return req.status();
+    // Abuse limit "max opens per session" (architecture.md "Limits").
+    if (const size_t max = ctx.server.limits().max_opens_per_session;
+        ctx.server.opens.count_for_session(ctx.session_id) >= max) {
+        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(),
+                 ": limit 'max opens per session' (", max, ") reached; CREATE refused");
+        co_return NtStatus::InsufficientResources;
+    }
     if (ctx.tree->is_ipc()) co_return create_pipe(ctx, *req);
 
     auto share = ctx.tree->share;
@@ -570,7 +577,8 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
         auto exec = ctx.conn.executor;
         const auto deadline = std::chrono::steady_clock::now() + kOplockBreakTimeout;
         ctx.pending->waiter = timer;
-        co_await ctx.go_async();
+        // Past `max async requests per connection` the open fails instead of waiting.
+        if (!co_await ctx.go_async()) co_return NtStatus::InsufficientResources;
         while (!res && res.status() == NtStatus::OplockBreakInProgress && break_file) {
             // The wake is posted to this loop, so it cannot run before async_wait starts.
             bool waits = files.when_breaks_resolved(*break_file, [exec, weak_timer] {

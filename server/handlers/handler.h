@@ -89,8 +89,10 @@ class RequestContext {
     Result<std::shared_ptr<Open>> find_open(const protocol::FileId& id);
 
     // Sends the interim STATUS_PENDING response now (3.3.4.2) and marks the request async;
-    // the final response goes out when the handler returns.
-    asio::awaitable<void> go_async();
+    // the final response goes out when the handler returns. False (nothing sent) when the
+    // connection is at its limit of async requests: the handler then fails the request with
+    // STATUS_INSUFFICIENT_RESOURCES.
+    [[nodiscard]] asio::awaitable<bool> go_async();
     bool is_async() const { return pending && pending->async_id != 0; }
     bool cancelled() const { return pending && pending->cancelled; }
     std::shared_ptr<PendingRequest> pending;

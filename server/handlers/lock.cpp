@@ -155,7 +155,11 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     // handle then destroys the Open, whose close hook withdraws the request (OwnerClosed).
     open.reset();
     ctx.pending->waiter = timer;
-    co_await ctx.go_async();
+    if (!co_await ctx.go_async()) {
+        // "max async requests per connection" reached; the lock may have been granted meanwhile.
+        if (table.cancel(w) == LockWaiter::State::Cancelled)
+            co_return NtStatus::InsufficientResources;
+    }
     log_debug("conn ", ctx.conn.id, ": LOCK on '", path, "' waits");
     while (w->state() == LockWaiter::State::Waiting) {
         if (ctx.cancelled()) {

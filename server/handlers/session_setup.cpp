@@ -85,6 +85,15 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
 
     std::shared_ptr<Session> s;
     if (ctx.header.session_id == 0) {
+        // Abuse limit "max sessions per connection". MS-SMB2 3.3.5.5 sets no per-connection
+        // number; like Samba when it can allocate no further session (smbXsrv_session_create),
+        // the new session is refused with STATUS_INSUFFICIENT_RESOURCES.
+        if (conn.sessions.size() >= server.limits().max_sessions_per_connection) {
+            log_info("conn ", conn.id, " ", conn.transport->peer(),
+                     ": limit 'max sessions per connection' (",
+                     server.limits().max_sessions_per_connection, ") reached; new session refused");
+            co_return NtStatus::InsufficientResources;
+        }
         s = server.sessions.create();
         s->dialect = conn.state.dialect;
         if (conn.state.preauth) s->preauth = *conn.state.preauth;  // 3.3.5.5 step: copy conn H

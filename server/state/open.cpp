@@ -17,6 +17,18 @@ void OpenTable::insert(const std::shared_ptr<Open>& open) {
     uint64_t id = next_++;
     open->id = protocol::FileId{id, id};
     opens_.emplace(id, open);
+    ++per_session_[open->session_id];
+}
+
+void OpenTable::uncount(const Open& o) {
+    auto it = per_session_.find(o.session_id);
+    if (it != per_session_.end() && --it->second == 0) per_session_.erase(it);
+}
+
+size_t OpenTable::count_for_session(uint64_t session_id) {
+    std::lock_guard lk(mu_);
+    auto it = per_session_.find(session_id);
+    return it == per_session_.end() ? 0 : it->second;
 }
 
 std::shared_ptr<Open> OpenTable::find(uint64_t volatile_id) {
@@ -31,6 +43,7 @@ std::shared_ptr<Open> OpenTable::remove(uint64_t volatile_id) {
     if (it == opens_.end()) return nullptr;
     auto o = std::move(it->second);
     opens_.erase(it);
+    uncount(*o);
     return o;
 }
 
@@ -40,6 +53,7 @@ std::vector<std::shared_ptr<Open>> OpenTable::remove_if(
     std::lock_guard lk(mu_);
     for (auto it = opens_.begin(); it != opens_.end();) {
         if (pred(*it->second)) {
+            uncount(*it->second);
             out.push_back(std::move(it->second));
             it = opens_.erase(it);
         } else {

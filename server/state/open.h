@@ -88,10 +88,15 @@ class OpenTable {
     std::vector<std::shared_ptr<Open>> remove_if(const std::function<bool(const Open&)>& pred);
     bool any_of(const std::function<bool(const Open&)>& pred);
     size_t size();
+    // Opens of one session (the "max opens per session" limit), without a scan.
+    size_t count_for_session(uint64_t session_id);
 
   private:
+    void uncount(const Open& o);  // mu_ held
+
     std::mutex mu_;
     std::unordered_map<uint64_t, std::shared_ptr<Open>> opens_;
+    std::unordered_map<uint64_t, size_t> per_session_;
     uint64_t next_ = 1;
 };
 

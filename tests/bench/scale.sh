@@ -13,8 +13,8 @@
 #
 # The idle connections come from 127.0.1.x source addresses, 1000 per address
 # (--conns-per-source), so that daxsmbd's limit of 1024 connections per client address is not
-# what is measured; its total limit (4096, server/server.h Limits, not configurable yet) is: at
-# 5000 the table shows how many were accepted.
+# what is measured; its total limit (`max connections total`, default 4096) is raised to the
+# largest count plus the probe connections.
 #
 # Results (OUT, default /tmp/daxsmbd-scale-DATE): raw.jsonl, table.md.
 set -euo pipefail
@@ -64,7 +64,10 @@ run_scale() { # server port pid tree N
 }
 
 # daxsmbd: `smb2 max credits` and `deadtime` are per connection and the defaults suffice; the
-# server itself has no connection limit (see server/config.cpp).
+# total connection limit must admit the largest count and the probe.
+max_count=0
+for n in $COUNTS; do [ "$n" -gt "$max_count" ] && max_count=$n; done
+export BENCH_DAX_GLOBAL="    max connections total = $((max_count + 64))"
 # A fresh server for every count: memory a previous run freed would hide new allocations.
 for n in $COUNTS; do
     bench_start_daxsmbd

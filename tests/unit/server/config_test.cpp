@@ -1,5 +1,6 @@
 // Tests of the smb.conf-style configuration parser (server/config.cpp).
 #include "server/config.h"
+#include "server/server.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -416,6 +417,13 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.global.idle_timeout_s, d.idle_timeout_s);
     EXPECT_EQ(c.global.auth_timeout_s, d.auth_timeout_s);
     EXPECT_EQ(c.global.max_credits, d.max_credits);
+    EXPECT_EQ(c.global.max_connections, d.max_connections);
+    EXPECT_EQ(c.global.max_connections_per_address, d.max_connections_per_address);
+    EXPECT_EQ(c.global.max_sessions_per_connection, d.max_sessions_per_connection);
+    EXPECT_EQ(c.global.max_opens_per_session, d.max_opens_per_session);
+    EXPECT_EQ(c.global.max_async_per_connection, d.max_async_per_connection);
+    EXPECT_EQ(c.global.max_message_size, d.max_message_size);
+    EXPECT_EQ(c.global.max_compound_length, d.max_compound_length);
     EXPECT_EQ(c.global.guest_ok, d.guest_ok);
     EXPECT_EQ(c.global.auth_kerberos, d.auth_kerberos);
     EXPECT_EQ(c.global.auth_ntlm, d.auth_ntlm);
@@ -544,6 +552,48 @@ TEST(Config, LogonThrottleKeys) {
               std::string::npos);
     EXPECT_NE(parse_err("[global]\nlogon failure delay = 1s\n").find("bad value"),
               std::string::npos);
+}
+
+TEST(Config, LimitKeys) {
+    Config c = parse_ok(
+        "[global]\nmax connections total = 6000\nmax connections per address = 5000\n"
+        "max sessions per connection = 2\nmax opens per session = 10\n"
+        "max async requests per connection = 3\nmax io size = 1M\nmax message size = 2M\n"
+        "max compound length = 4\n");
+    EXPECT_EQ(c.global.max_connections, 6000u);
+    EXPECT_EQ(c.global.max_connections_per_address, 5000u);
+    EXPECT_EQ(c.global.max_sessions_per_connection, 2u);
+    EXPECT_EQ(c.global.max_opens_per_session, 10u);
+    EXPECT_EQ(c.global.max_async_per_connection, 3u);
+    EXPECT_EQ(c.global.max_message_size, 2u << 20);
+    EXPECT_EQ(c.global.max_compound_length, 4u);
+
+    // The server's Limits follow the keys; without "max message size" it is max io size + 1M.
+    const Limits l = Limits::from(c.global);
+    EXPECT_EQ(l.max_connections, 6000u);
+    EXPECT_EQ(l.max_connections_per_address, 5000u);
+    EXPECT_EQ(l.max_sessions_per_connection, 2u);
+    EXPECT_EQ(l.max_opens_per_session, 10u);
+    EXPECT_EQ(l.max_async_per_connection, 3u);
+    EXPECT_EQ(l.max_message_size, 2u << 20);
+    EXPECT_EQ(l.max_compound_elements, 4u);
+    EXPECT_EQ(Limits::from(parse_ok("[global]\nmax io size = 1M\n").global).max_message_size,
+              2u << 20);
+
+    for (const char* bad :
+         {"max connections total = 0", "max connections per address = -1",
+          "max sessions per connection = 0", "max sessions per connection = 65535",
+          "max opens per session = many", "max async requests per connection = 0",
+          "max message size = 1k", "max message size = 1G", "max compound length = 0",
+          "max compound length = 1025"}) {
+        EXPECT_EQ(parse_err(std::string("[global]\nlog level = 1\n") + bad + "\n")
+                      .rfind("t.conf:3: bad value", 0),
+                  0u)
+            << bad;
+    }
+    // A message must hold a READ/WRITE of max io size; the error names the key's line.
+    EXPECT_EQ(parse_err("[global]\nmax message size = 1M\nmax io size = 1M\n"),
+              "t.conf:2: max message size (1048576) must be at least max io size (1048576) + 4096");
 }
 
 }  // namespace daxsmbd::server
