@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace daxsmbd::server {
 
@@ -369,13 +370,6 @@ const GlobalKey kGlobalKeys[] = {
          st.cfg.global.encrypt = *e;
          return std::nullopt;
      }},
-    {"serversmbencrypt",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         auto e = parse_encrypt(v);
-         if (!e) return bad_value(key, v, "off, if_required, desired or required");
-         st.cfg.global.encrypt = *e;
-         return std::nullopt;
-     }},
     {"serversmb3encryptionalgorithms",
      [](ParseState& st, std::string_view, std::string_view v, size_t) -> Problem {
          std::string why;
@@ -558,22 +552,8 @@ const ShareKey kShareKeys[] = {
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.read_only, key, v);
      }},
-    // Samba's inverse synonyms of "read only".
+    // The inverse of "read only" (Samba; "writeable" and "write ok" reach it through kSynonyms).
     {"writable",
-     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
-         bool w = false;
-         if (auto p = set_bool(w, key, v)) return p;
-         sh.read_only = !w;
-         return std::nullopt;
-     }},
-    {"writeable",
-     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
-         bool w = false;
-         if (auto p = set_bool(w, key, v)) return p;
-         sh.read_only = !w;
-         return std::nullopt;
-     }},
-    {"writeok",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          bool w = false;
          if (auto p = set_bool(w, key, v)) return p;
@@ -593,10 +573,6 @@ const ShareKey kShareKeys[] = {
          return std::nullopt;
      }},
     {"browseable",
-     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
-         return set_bool(sh.browseable, key, v);
-     }},
-    {"browsable",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.browseable, key, v);
      }},
@@ -641,22 +617,23 @@ const ShareKey kShareKeys[] = {
          sh.encrypt = *e;
          return std::nullopt;
      }},
-    {"serversmbencrypt",
-     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
-         auto e = parse_encrypt(v);
-         if (!e) return bad_value(key, v, "off, if_required, desired or required");
-         sh.encrypt = *e;
-         return std::nullopt;
-     }},
     {"guestok",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.guest_ok, key, v);
      }},
-    {"public",
-     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
-         return set_bool(sh.guest_ok, key, v);
-     }},
 };
+
+// Samba's synonyms (squashed): each stands for the key it names, in [global] and in shares.
+constexpr std::pair<std::string_view, std::string_view> kSynonyms[] = {
+    {"serversmbencrypt", "smbencrypt"}, {"writeable", "writable"}, {"writeok", "writable"},
+    {"browsable", "browseable"},        {"public", "guestok"},
+};
+
+std::string canonical_key(std::string squashed) {
+    for (const auto& [synonym, key] : kSynonyms)
+        if (squashed == synonym) return std::string(key);
+    return squashed;
+}
 
 template <class Table>
 auto find_key(const Table& table, std::string_view squashed) -> decltype(&table[0]) {
@@ -794,7 +771,7 @@ std::variant<Config, Config::ParseError> Config::parse(std::string_view text,
         const std::string_view key = trim(line.substr(0, eq));
         const std::string_view value = trim(line.substr(eq + 1));
         if (key.empty()) return fail(first_line, "missing parameter name before '='");
-        const std::string sq = squash(key);
+        const std::string sq = canonical_key(squash(key));
         const GlobalKey* gk = find_key(kGlobalKeys, sq);
         const ShareKey* sk = find_key(kShareKeys, sq);
 

@@ -94,7 +94,7 @@ bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& int
         }
         if (o.oplock == oplock::kBatch || o.oplock == oplock::kExclusive) {
             if (!breaks_exclusive) continue;
-            const uint8_t to = intent.overwrite ? oplock::kNone : oplock::kLevelII;
+            const uint8_t to = intent.overwrite ? oplock::kNone : oplock::kII;
             if (!o.notifier) {  // nobody left to tell: the holder's connection is gone
                 set_oplock_locked(o, to);
                 continue;
@@ -103,7 +103,7 @@ bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& int
             o.breaking_to = to;
             o.notifier(to);
             wait = true;
-        } else if (o.oplock == oplock::kLevelII && intent.overwrite) {
+        } else if (o.oplock == oplock::kII && intent.overwrite) {
             set_oplock_locked(o, oplock::kNone);
             if (o.notifier) o.notifier(oplock::kNone);
         }
@@ -112,8 +112,8 @@ bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& int
 }
 
 void FileTable::set_oplock_locked(OpenRecord& o, uint8_t level) {
-    if (o.oplock == oplock::kLevelII) --level2_oplocks_;
-    if (level == oplock::kLevelII) ++level2_oplocks_;
+    if (o.oplock == oplock::kII) --level2_oplocks_;
+    if (level == oplock::kII) ++level2_oplocks_;
     o.oplock = level;
 }
 
@@ -132,8 +132,7 @@ uint8_t FileTable::grant_oplock(const FileKey& key, Token token, uint8_t request
     // MS-SMB2 3.3.5.9: directories get no oplock; LEASE (0xFF) is answered by the lease
     // code, which does not exist yet, so it gets NONE too.
     if (is_directory) return oplock::kNone;
-    if (requested != oplock::kLevelII && requested != oplock::kExclusive &&
-        requested != oplock::kBatch)
+    if (requested != oplock::kII && requested != oplock::kExclusive && requested != oplock::kBatch)
         return oplock::kNone;
     std::lock_guard lk(mu_);
     auto it = files_.find(key);
@@ -154,8 +153,8 @@ uint8_t FileTable::grant_oplock(const FileKey& key, Token token, uint8_t request
     // what a BATCH/EXCLUSIVE request gets when others have the file open) only while nobody
     // else holds or is breaking an exclusive one.
     uint8_t level = requested;
-    if (level != oplock::kLevelII && others) level = oplock::kLevelII;
-    if (level == oplock::kLevelII && other_exclusive) level = oplock::kNone;
+    if (level != oplock::kII && others) level = oplock::kII;
+    if (level == oplock::kII && other_exclusive) level = oplock::kNone;
     set_oplock_locked(*self, level);
     self->notifier = std::move(notifier);
     return level;
@@ -179,10 +178,10 @@ Result<uint8_t> FileTable::acknowledge_break(const FileKey& key, Token token, ui
                           [&](const OpenRecord& r) { return r.token == token; });
     if (o == rec.opens.end()) return Error(NtStatus::FileClosed);
     // MS-SMB2 3.3.5.22.1, in its order.
-    if ((o->oplock == oplock::kExclusive || o->oplock == oplock::kBatch) &&
-        level != oplock::kLevelII && level != oplock::kNone)
+    if ((o->oplock == oplock::kExclusive || o->oplock == oplock::kBatch) && level != oplock::kII &&
+        level != oplock::kNone)
         return Error(NtStatus::InvalidOplockProtocol);
-    if (o->oplock == oplock::kLevelII && level != oplock::kNone)
+    if (o->oplock == oplock::kII && level != oplock::kNone)
         return Error(NtStatus::InvalidOplockProtocol);
     if (!o->breaking) return Error(NtStatus::InvalidDeviceState);
     o->breaking = false;
@@ -227,7 +226,7 @@ void FileTable::break_level2_oplocks(const FileKey& key, Token except) {
     auto it = files_.find(key);
     if (it == files_.end()) return;
     for (auto& o : it->second.opens) {
-        if (o.token == except || o.oplock != oplock::kLevelII || o.breaking) continue;
+        if (o.token == except || o.oplock != oplock::kII || o.breaking) continue;
         set_oplock_locked(o, oplock::kNone);
         if (o.notifier) o.notifier(oplock::kNone);
     }

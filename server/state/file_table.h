@@ -34,6 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "protocol/create.h"
 #include "protocol/result.h"
 
 namespace daxsmbd::server {
@@ -66,13 +67,8 @@ struct ShareMode {
 // conflicted with.
 bool sharing_conflict(const ShareMode& existing, const ShareMode& wanted);
 
-// Oplock levels as MS-SMB2 2.2.13 numbers them (NONE 0x00, II 0x01, EXCLUSIVE 0x08, BATCH 0x09).
-namespace oplock {
-constexpr uint8_t kNone = 0x00;
-constexpr uint8_t kLevelII = 0x01;
-constexpr uint8_t kExclusive = 0x08;
-constexpr uint8_t kBatch = 0x09;
-}  // namespace oplock
+// Oplock levels are MS-SMB2 2.2.13's (protocol/create.h).
+namespace oplock = protocol::oplock_level;
 
 // What a new open of a file means for the oplocks other opens hold (MS-FSA 2.1.4.12, Operation
 // OPEN): its access and whether it overwrites or supersedes the data.

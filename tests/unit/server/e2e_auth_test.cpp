@@ -9,20 +9,12 @@
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
+#include "tests/unit/server/e2e_support.h"
 
 namespace daxsmbd::client {
 namespace {
 
 using namespace std::chrono_literals;
-
-template <class R>
-::testing::AssertionResult has_status(const R& r, NtStatus want) {
-    if (r.from_server && r.status == want) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << (r.from_server ? "server status " : "local error ")
-                                         << status_name(r.status) << ", want " << status_name(want);
-}
-#define EXPECT_STATUS(r, want) EXPECT_TRUE(has_status((r), (want)))
-#define ASSERT_STATUS(r, want) ASSERT_TRUE(has_status((r), (want)))
 
 std::unique_ptr<Smb2Client> connect_to(TestServer& s, ClientOptions o = {}) {
     auto c = std::make_unique<Smb2Client>(o);

@@ -19,6 +19,7 @@
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
+#include "tests/unit/server/e2e_support.h"
 
 namespace daxsmbd::client {
 namespace {
@@ -27,26 +28,6 @@ using namespace protocol;
 namespace am = protocol::access_mask;
 
 constexpr uint32_t kRw = am::kFileGenericRead | am::kFileGenericWrite | am::kDelete;
-
-ByteVector pattern(size_t n, uint32_t seed) {
-    ByteVector v(n);
-    uint32_t x = seed * 2654435761u + 1;
-    for (auto& b : v) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = std::byte(x);
-    }
-    return v;
-}
-
-ByteVector file_contents(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::vector<char> v((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    ByteVector out(v.size());
-    if (!v.empty()) std::memcpy(out.data(), v.data(), v.size());
-    return out;
-}
 
 class E2eDax : public ::testing::Test {
   protected:

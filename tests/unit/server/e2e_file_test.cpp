@@ -18,6 +18,7 @@
 #include "protocol/file_info.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
+#include "tests/unit/server/e2e_support.h"
 
 namespace daxsmbd::client {
 namespace {
@@ -25,49 +26,7 @@ namespace {
 using namespace protocol;
 namespace am = protocol::access_mask;
 
-std::string describe(NtStatus s, bool from_server) {
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "0x%08x", unsigned(s));
-    return std::string(from_server ? "server status " : "local error ") +
-           std::string(status_name(s)) + " (" + hex + ")";
-}
-std::string describe(const RawReply& r) {
-    return describe(r.status, r.from_server);
-}
-std::string describe(const OwnedReply& r) {
-    return describe(r.status, r.from_server);
-}
-
-// The reply carries `want` from the server (the reply expression is evaluated once).
-template <class R>
-::testing::AssertionResult has_status(const R& r, NtStatus want) {
-    if (r.from_server && r.status == want) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "got " << describe(r) << ", want " << status_name(want);
-}
-#define EXPECT_STATUS(r, want) EXPECT_TRUE(has_status((r), (want)))
-#define ASSERT_STATUS(r, want) ASSERT_TRUE(has_status((r), (want)))
-
 constexpr uint32_t kRw = am::kFileGenericRead | am::kFileGenericWrite | am::kDelete;
-
-ByteVector pattern(size_t n, uint32_t seed) {
-    ByteVector v(n);
-    uint32_t x = seed * 2654435761u + 1;
-    for (auto& b : v) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = std::byte(x);
-    }
-    return v;
-}
-
-ByteVector file_contents(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::vector<char> v((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    ByteVector out(v.size());
-    if (!v.empty()) std::memcpy(out.data(), v.data(), v.size());
-    return out;
-}
 
 class E2eFile : public ::testing::Test {
   protected:

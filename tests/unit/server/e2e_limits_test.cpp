@@ -15,6 +15,7 @@
 #include "protocol/echo.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
+#include "tests/unit/server/e2e_support.h"
 
 namespace daxsmbd::client {
 namespace {
@@ -22,20 +23,6 @@ namespace {
 using namespace protocol;
 using namespace std::chrono_literals;
 namespace am = protocol::access_mask;
-
-std::string describe(const RawReply& r) {
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "0x%08x", unsigned(r.status));
-    return std::string(r.from_server ? "server status " : "local error ") +
-           std::string(status_name(r.status)) + " (" + hex + ")";
-}
-template <class R>
-::testing::AssertionResult has_status(const R& r, NtStatus want) {
-    if (r.from_server && r.status == want) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "got " << describe(r) << ", want " << status_name(want);
-}
-#define EXPECT_STATUS(r, want) EXPECT_TRUE(has_status((r), (want)))
-#define ASSERT_STATUS(r, want) ASSERT_TRUE(has_status((r), (want)))
 
 constexpr uint32_t kRw = am::kFileGenericRead | am::kFileGenericWrite | am::kDelete;
 

@@ -12,31 +12,13 @@
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
+#include "tests/unit/server/e2e_support.h"
 
 namespace daxsmbd::client {
 namespace {
 
 using namespace protocol;
 using namespace std::chrono_literals;
-
-std::string describe(NtStatus s, bool from_server) {
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "0x%08x", unsigned(s));
-    return std::string(from_server ? "server status " : "local error ") +
-           std::string(status_name(s)) + " (" + hex + ")";
-}
-std::string describe(const RawReply& r) {
-    return describe(r.status, r.from_server);
-}
-
-// The reply carries `want` from the server (the reply expression is evaluated once).
-template <class R>
-::testing::AssertionResult has_status(const R& r, NtStatus want) {
-    if (r.from_server && r.status == want) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "got " << describe(r) << ", want " << status_name(want);
-}
-#define EXPECT_STATUS(r, want) EXPECT_TRUE(has_status((r), (want)))
-#define ASSERT_STATUS(r, want) ASSERT_TRUE(has_status((r), (want)))
 
 NegotiateOptions only(uint16_t d) {
     NegotiateOptions n;

@@ -63,7 +63,7 @@ TEST_F(OplockTest, SecondOpenGetsLevelIIWhenNobodyHoldsAnExclusiveOplock) {
     auto a = open();
     EXPECT_EQ(files.grant_oplock(kFile, a, oplock::kNone, false, ha.notifier()), oplock::kNone);
     auto b = open();
-    EXPECT_EQ(files.grant_oplock(kFile, b, oplock::kBatch, false, hb.notifier()), oplock::kLevelII);
+    EXPECT_EQ(files.grant_oplock(kFile, b, oplock::kBatch, false, hb.notifier()), oplock::kII);
 }
 
 TEST_F(OplockTest, ConflictingOpenBreaksBatchToLevelIIAndWaitsForTheAck) {
@@ -74,7 +74,7 @@ TEST_F(OplockTest, ConflictingOpenBreaksBatchToLevelIIAndWaitsForTheAck) {
     auto st = try_open(am::kFileReadData);
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.status(), NtStatus::OplockBreakInProgress);
-    ASSERT_EQ(ha.breaks, std::vector<uint8_t>{oplock::kLevelII});
+    ASSERT_EQ(ha.breaks, std::vector<uint8_t>{oplock::kII});
     // Still breaking: a second attempt waits too and sends no second notification.
     EXPECT_EQ(try_open(am::kFileReadData).status(), NtStatus::OplockBreakInProgress);
     EXPECT_EQ(ha.breaks.size(), 1u);
@@ -82,14 +82,14 @@ TEST_F(OplockTest, ConflictingOpenBreaksBatchToLevelIIAndWaitsForTheAck) {
     int woken = 0;
     ASSERT_TRUE(files.when_breaks_resolved(kFile, [&] { ++woken; }));
     EXPECT_EQ(woken, 0);
-    auto acked = files.acknowledge_break(kFile, a, oplock::kLevelII);
+    auto acked = files.acknowledge_break(kFile, a, oplock::kII);
     ASSERT_TRUE(acked.ok());
-    EXPECT_EQ(*acked, oplock::kLevelII);
+    EXPECT_EQ(*acked, oplock::kII);
     EXPECT_EQ(woken, 1);
-    EXPECT_EQ(files.oplock_level(kFile, a), oplock::kLevelII);
+    EXPECT_EQ(files.oplock_level(kFile, a), oplock::kII);
     // The break is over: the open goes through and gets LEVEL_II next to the other.
     auto b = open(am::kFileReadData);
-    EXPECT_EQ(files.grant_oplock(kFile, b, oplock::kBatch, false, {}), oplock::kLevelII);
+    EXPECT_EQ(files.grant_oplock(kFile, b, oplock::kBatch, false, {}), oplock::kII);
     EXPECT_FALSE(files.when_breaks_resolved(kFile, [] {}));
 }
 
@@ -100,7 +100,7 @@ TEST_F(OplockTest, OverwriteBreaksToNone) {
     EXPECT_EQ(try_open(am::kFileWriteData, true).status(), NtStatus::OplockBreakInProgress);
     EXPECT_EQ(ha.breaks, std::vector<uint8_t>{oplock::kNone});
     // Acknowledging more than the break offered ends the oplock with an error.
-    auto acked = files.acknowledge_break(kFile, a, oplock::kLevelII);
+    auto acked = files.acknowledge_break(kFile, a, oplock::kII);
     EXPECT_EQ(acked.status(), NtStatus::InvalidOplockProtocol);
     EXPECT_EQ(files.oplock_level(kFile, a), oplock::kNone);
 }
@@ -161,15 +161,14 @@ TEST_F(OplockTest, AcknowledgmentRules) {
 TEST_F(OplockTest, WriteBreaksOtherLevelIIOplocksWithoutAck) {
     Holder ha, hb;
     auto a = open();
-    files.grant_oplock(kFile, a, oplock::kLevelII, false, ha.notifier());
+    files.grant_oplock(kFile, a, oplock::kII, false, ha.notifier());
     auto b = open();
-    ASSERT_EQ(files.grant_oplock(kFile, b, oplock::kLevelII, false, hb.notifier()),
-              oplock::kLevelII);
+    ASSERT_EQ(files.grant_oplock(kFile, b, oplock::kII, false, hb.notifier()), oplock::kII);
     files.break_level2_oplocks(kFile, b);
     EXPECT_EQ(ha.breaks, std::vector<uint8_t>{oplock::kNone});
     EXPECT_TRUE(hb.breaks.empty());
     EXPECT_EQ(files.oplock_level(kFile, a), oplock::kNone);
-    EXPECT_EQ(files.oplock_level(kFile, b), oplock::kLevelII);
+    EXPECT_EQ(files.oplock_level(kFile, b), oplock::kII);
     EXPECT_FALSE(files.when_breaks_resolved(kFile, [] {}));  // nothing to wait for
 }
 

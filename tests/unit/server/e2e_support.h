@@ -1,0 +1,64 @@
+// Helpers the in-process end-to-end tests share: status assertions on client replies, a
+// deterministic data pattern, and reading a file of the share straight from disk.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "protocol/bytes.h"
+#include "protocol/status.h"
+#include "tests/client/smb2_client.h"
+
+namespace daxsmbd::client {
+
+inline std::string describe(NtStatus s, bool from_server) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", unsigned(s));
+    return std::string(from_server ? "server status " : "local error ") +
+           std::string(status_name(s)) + " (" + hex + ")";
+}
+// Any reply type (RawReply, Reply<T>, OwnedReply).
+template <class R>
+std::string describe(const R& r) {
+    return describe(r.status, r.from_server);
+}
+
+// The reply carries `want` from the server (the reply expression is evaluated once).
+template <class R>
+::testing::AssertionResult has_status(const R& r, NtStatus want) {
+    if (r.from_server && r.status == want) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "got " << describe(r) << ", want " << status_name(want);
+}
+#define EXPECT_STATUS(r, want) EXPECT_TRUE(::daxsmbd::client::has_status((r), (want)))
+#define ASSERT_STATUS(r, want) ASSERT_TRUE(::daxsmbd::client::has_status((r), (want)))
+
+// `n` pseudo-random bytes (xorshift32), the same for the same seed.
+inline protocol::ByteVector pattern(size_t n, uint32_t seed) {
+    protocol::ByteVector v(n);
+    uint32_t x = seed * 2654435761u + 1;
+    for (auto& b : v) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b = std::byte(x);
+    }
+    return v;
+}
+
+// The whole file at `path` (empty when it cannot be read).
+inline protocol::ByteVector file_contents(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::vector<char> v((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    protocol::ByteVector out(v.size());
+    if (!v.empty()) std::memcpy(out.data(), v.data(), v.size());
+    return out;
+}
+
+}  // namespace daxsmbd::client
