@@ -3,6 +3,7 @@
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
 #include <krb5/krb5.h>
+#include <openssl/crypto.h>
 
 #include <cstring>
 
@@ -90,7 +91,7 @@ GssKerberosMechanism::~GssKerberosMechanism() {
     OM_uint32 minor = 0;
     if (ctx_ != GSS_C_NO_CONTEXT) gss_delete_sec_context(&minor, &ctx_, GSS_C_NO_BUFFER);
     // The key is a credential: do not leave it in freed memory.
-    std::memset(session_key_.data(), 0, session_key_.size());
+    if (!session_key_.empty()) OPENSSL_cleanse(session_key_.data(), session_key_.size());
 }
 
 bool GssKerberosMechanism::accepts_raw(Bytes token) const {

@@ -126,6 +126,7 @@ Flusher::Flusher(FlushKind resolved)
     : kind_(resolved == FlushKind::Auto ? FlushKind::Clflush : resolved) {}
 
 void Flusher::copy_to_pmem(void* dst, const void* src, size_t len) const {
+    if (len == 0) return;  // src may be null for an empty buffer; memcpy forbids that
     if (kind_ == FlushKind::NtStore)
         copy_nt(dst, src, len);
     else

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -118,7 +119,7 @@ TEST(DaxFlush, EverySupportedKindCopiesAndFlushes) {
                 std::vector<std::byte> dst(len + 128, std::byte{0xEE});
                 f.copy_to_pmem(dst.data() + off, src.data(), len);
                 f.persist(dst.data() + off, len);
-                EXPECT_EQ(0, std::memcmp(dst.data() + off, src.data(), len))
+                EXPECT_TRUE(std::equal(src.begin(), src.end(), dst.begin() + long(off)))
                     << to_string(k) << " off " << off << " len " << len;
                 for (size_t i = 0; i < off; ++i)
                     ASSERT_EQ(dst[i], std::byte{0xEE});

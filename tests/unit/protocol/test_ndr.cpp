@@ -54,7 +54,8 @@ TEST(Ndr, ReaderNeedsThePaddingToBePresent) {
     NdrReader r(data);
     ASSERT_TRUE(r.u8().ok());
     EXPECT_EQ(r.u32().status(), NtStatus::InvalidParameter);
-    NdrReader r2(hex("01"));
+    auto one = hex("01");  // the reader borrows its buffer: keep it alive
+    NdrReader r2(one);
     ASSERT_TRUE(r2.u8().ok());
     EXPECT_FALSE(r2.align(4).ok());
 }

@@ -70,7 +70,8 @@ const ByteVector kRdmaReadBody =
 }  // namespace
 
 TEST(ReadTest, ParsesRdmaRequest) {
-    auto r = ReadRequest::parse(message(kRdmaReadBody));
+    const auto msg = message(kRdmaReadBody);  // channel_info is a view into it
+    auto r = ReadRequest::parse(msg);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->padding, 0x50);
     EXPECT_EQ(r->flags, read_flags::kReadUnbuffered);

@@ -405,7 +405,8 @@ TEST(Srvsvc, ThroughAPipeSession) {
     q.alloc_hint = uint32_t(kShareEnumLevel1Request.size());
     q.stub = kShareEnumLevel1Request;
     ASSERT_TRUE(pipe.write(q.serialize()).ok());
-    auto resp = ResponsePdu::parse(pipe.read(pipe.pending_size()));
+    const auto resp_bytes = pipe.read(pipe.pending_size());  // resp->stub views into it
+    auto resp = ResponsePdu::parse(resp_bytes);
     ASSERT_TRUE(resp.ok());
     EXPECT_EQ(ByteVector(resp->stub.begin(), resp->stub.end()), kShareEnumLevel1Response);
 
