@@ -369,18 +369,24 @@ OplockBreakNotifier Connection::oplock_break_notifier(uint64_t session_id, FileI
     };
 }
 
-asio::awaitable<bool> Connection::go_async(RequestContext& ctx) {
-    if (ctx.is_async()) co_return true;
+asio::awaitable<Status> Connection::go_async(RequestContext& ctx) {
+    if (ctx.is_async()) co_return Status{};
     auto it = frame_of_.find(&ctx);
-    if (it == frame_of_.end()) co_return true;
+    if (it == frame_of_.end()) co_return Status{};
+    FrameState& fs = *it->second;
+    if (fs.more_elements && ctx.header.command != Command::Create) {
+        // Going async here would hold back the rest of the compound behind an open-ended wait.
+        log_debug("conn ", id, ": ", command_name(ctx.header.command),
+                  " in the middle of a compound cannot go async");
+        co_return Error(NtStatus::InternalError);
+    }
     if (pending_by_aid_.size() >= server.limits().max_async_per_connection) {
         log_info("conn ", id, " ", transport->peer(),
                  ": limit 'max async requests per connection' (",
                  server.limits().max_async_per_connection, ") reached; ",
                  command_name(ctx.header.command), " refused");
-        co_return false;
+        co_return Error(NtStatus::InsufficientResources);
     }
-    FrameState& fs = *it->second;
     ctx.pending->async_id = next_async_id_++;
     pending_by_aid_[ctx.pending->async_id] = ctx.pending;
     // MS-SMB2 3.3.4.2: interim response, ERROR body, credits granted here, not signed.
@@ -393,7 +399,7 @@ asio::awaitable<bool> Connection::go_async(RequestContext& ctx) {
     fs.out.push_back(std::move(el));
     fs.async_seen = true;
     co_await flush(fs);
-    co_return true;
+    co_return Status{};
 }
 
 asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
@@ -453,8 +459,10 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
     }
     ChainState chain;
     std::vector<std::unique_ptr<Header>> headers;
-    for (auto elem : *elems) {
+    for (size_t i = 0; i < elems->size(); ++i) {
+        const Bytes elem = (*elems)[i];
         if (closed_) co_return;
+        fs.more_elements = i + 1 < elems->size();
         auto h = Header::parse(elem);
         if (!h) {
             log_info("conn ", id, " ", transport->peer(), ": bad SMB2 header");

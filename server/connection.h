@@ -71,9 +71,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Signing algorithm sessions of this connection use (MS-SMB2 3.1.4.1).
     auth::SigningAlgorithm signing_algorithm() const;
 
-    // Called by RequestContext::go_async; false when the connection already has
-    // "max async requests per connection" requests pending.
-    asio::awaitable<bool> go_async(RequestContext& ctx);
+    // Called by RequestContext::go_async (see there for the statuses it fails with).
+    asio::awaitable<Status> go_async(RequestContext& ctx);
 
     // Sends an Oplock Break Notification for open `file_id` of session `session_id` offering
     // `level` (MS-SMB2 2.2.23.1, 3.3.4.6): MessageId all ones, TreeId 0, not signed.
@@ -108,6 +107,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     struct FrameState {
         std::vector<ResponseElement> out;  // responses not yet sent
         bool async_seen = false;           // an element went async: later ones go out alone
+        bool more_elements = false;        // the element being processed is not the last
         // The request frame came in a TRANSFORM_HEADER of this session (MS-SMB2 3.3.5.2.1.1).
         std::shared_ptr<Session> transform_session;
     };

@@ -119,9 +119,9 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
     const FileKey dir_key{open->device, open->file_id};
     open.reset();
     ctx.pending->waiter = timer;
-    if (!co_await ctx.go_async()) {
-        entry->remove_waiter(id);  // "max async requests per connection" reached
-        co_return NtStatus::InsufficientResources;
+    if (Status st = co_await ctx.go_async(); !st) {
+        entry->remove_waiter(id);  // limit reached, or in the middle of a compound
+        co_return st.status();
     }
     for (;;) {
         if (auto done = entry->try_complete(id, out_len)) co_return respond(ctx, *done);

@@ -31,7 +31,7 @@ Result<std::shared_ptr<Open>> RequestContext::find_open(const protocol::FileId& 
     return o;
 }
 
-asio::awaitable<bool> RequestContext::go_async() {
+asio::awaitable<Status> RequestContext::go_async() {
     co_return co_await conn.go_async(*this);
 }
 

@@ -578,7 +578,7 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
         const auto deadline = std::chrono::steady_clock::now() + kOplockBreakTimeout;
         ctx.pending->waiter = timer;
         // Past `max async requests per connection` the open fails instead of waiting.
-        if (!co_await ctx.go_async()) co_return NtStatus::InsufficientResources;
+        if (Status st = co_await ctx.go_async(); !st) co_return st.status();
         while (!res && res.status() == NtStatus::OplockBreakInProgress && break_file) {
             // The wake is posted to this loop, so it cannot run before async_wait starts.
             bool waits = files.when_breaks_resolved(*break_file, [exec, weak_timer] {

@@ -12,7 +12,8 @@ Result<CreateContextRequests> decode_create_contexts(const CreateContextList& li
         DAX_TRY(auto ea, EaBufferContext::decode(c->data));
         std::vector<vfs::Ea> eas;
         eas.reserve(ea.entries.size());
-        for (auto& e : ea.entries) eas.push_back(vfs::Ea{e.name, e.value, e.flags});
+        for (auto& e : ea.entries)
+            eas.push_back(vfs::Ea{e.name, e.value, e.flags});
         out.eas = std::move(eas);
     }
     if (const CreateContext* c = list.find(Bytes(n::kSdBuffer))) {

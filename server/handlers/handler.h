@@ -89,10 +89,13 @@ class RequestContext {
     Result<std::shared_ptr<Open>> find_open(const protocol::FileId& id);
 
     // Sends the interim STATUS_PENDING response now (3.3.4.2) and marks the request async;
-    // the final response goes out when the handler returns. False (nothing sent) when the
-    // connection is at its limit of async requests: the handler then fails the request with
-    // STATUS_INSUFFICIENT_RESOURCES.
-    [[nodiscard]] asio::awaitable<bool> go_async();
+    // the final response goes out when the handler returns. Fails (nothing sent) with the
+    // status the handler must fail the request with: STATUS_INSUFFICIENT_RESOURCES when the
+    // connection is at its limit of async requests, STATUS_INTERNAL_ERROR when the request is
+    // not the last of a compound and not a CREATE (MS-SMB2 3.3.5.2.7 note: Windows lets only
+    // the last element, or a CREATE waiting for an oplock break, go async; smbtorture
+    // smb2.compound.interim2 checks it).
+    [[nodiscard]] asio::awaitable<Status> go_async();
     bool is_async() const { return pending && pending->async_id != 0; }
     bool cancelled() const { return pending && pending->cancelled; }
     std::shared_ptr<PendingRequest> pending;

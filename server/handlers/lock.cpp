@@ -155,10 +155,10 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     // handle then destroys the Open, whose close hook withdraws the request (OwnerClosed).
     open.reset();
     ctx.pending->waiter = timer;
-    if (!co_await ctx.go_async()) {
-        // "max async requests per connection" reached; the lock may have been granted meanwhile.
-        if (table.cancel(w) == LockWaiter::State::Cancelled)
-            co_return NtStatus::InsufficientResources;
+    if (Status st = co_await ctx.go_async(); !st) {
+        // Not allowed to wait (limit, or in the middle of a compound); the lock may have been
+        // granted meanwhile.
+        if (table.cancel(w) == LockWaiter::State::Cancelled) co_return st.status();
     }
     log_debug("conn ", ctx.conn.id, ": LOCK on '", path, "' waits");
     while (w->state() == LockWaiter::State::Waiting) {

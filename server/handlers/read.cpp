@@ -58,7 +58,7 @@ asio::awaitable<NtStatus> read_pipe(RequestContext& ctx, const std::shared_ptr<O
         uint16_t(ctx.conn.state.dialect) >= uint16_t(Dialect::Smb302))
         co_return NtStatus::InvalidParameter;
     if (req.length > 0 && open->pipe->pending() == 0) {
-        if (!co_await ctx.go_async()) co_return NtStatus::InsufficientResources;
+        if (Status st = co_await ctx.go_async(); !st) co_return st.status();
         auto timer = std::make_shared<asio::steady_timer>(ctx.conn.executor);
         ctx.pending->waiter = timer;
         while (open->pipe->pending() == 0) {
