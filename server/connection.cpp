@@ -606,6 +606,10 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
         }
     }
 
+    // An element refused before its handler ran (first element related, unknown session or tree,
+    // bad signature) leaves nothing for the elements related to it: they fail with
+    // STATUS_INVALID_PARAMETER (smbtorture smb2.compound.invalid1, invalid2, related9).
+    const bool dispatched = status == NtStatus::Success;
     if (status == NtStatus::Success) {
         frame_of_[&ctx] = &fs;
         status = co_await info.fn(ctx);
@@ -651,7 +655,7 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     // What the next (related) element inherits (MS-SMB2 3.3.5.2.7.2).
     chain.session_id = sid;
     chain.tree_id = tid;
-    chain.valid = true;
+    chain.valid = dispatched;
     if (hdr.command == Command::Create) {
         chain.file_id = ctx.created_file_id;
         chain.failed_create_status =

@@ -20,7 +20,9 @@ Result<std::shared_ptr<Open>> RequestContext::find_open(const protocol::FileId& 
         } else if (related_create_status) {
             return Error(*related_create_status);
         } else {
-            return Error(NtStatus::InvalidParameter);
+            // Unrelated, or the chain has no file yet: no open has this id (Windows and Samba
+            // answer FILE_CLOSED; smbtorture smb2.compound.unrelated1, related5, invalid3).
+            return Error(NtStatus::FileClosed);
         }
     }
     auto o = server.opens.find(fid.volatile_);

@@ -198,6 +198,39 @@ TEST_F(E2eFile, FirstElementRelatedIsInvalidParameter) {
     EXPECT_STATUS(replies[0], NtStatus::InvalidParameter);
 }
 
+// What Windows answers (smbtorture smb2.compound.invalid1, unrelated1): the elements related to
+// an invalid first element fail with INVALID_PARAMETER too; an unrelated element with the
+// placeholder FileId names no open (FILE_CLOSED).
+TEST_F(E2eFile, ElementsRelatedToAnInvalidElementFailAndUnrelatedPlaceholderIsFileClosed) {
+    auto c = login();
+    CreateRequest cr;
+    cr.name = "invalid-chain.txt";
+    cr.desired_access = kRw;
+    cr.share_access = share_access::kAll;
+    cr.create_disposition = create_disposition::kOpenIf;
+    CloseRequest cl;
+    cl.file_id = kPlaceholderFileId;
+    CallOptions related;
+    related.related = true;
+    auto replies = c->compound()
+                       .add(Command::Create, cr, related)
+                       .add(Command::Close, cl, related)
+                       .add(Command::Close, cl)
+                       .run();
+    ASSERT_EQ(replies.size(), 3u);
+    EXPECT_STATUS(replies[0], NtStatus::InvalidParameter);
+    EXPECT_STATUS(replies[1], NtStatus::InvalidParameter);
+    EXPECT_STATUS(replies[2], NtStatus::FileClosed);
+    // Nothing was created by the refused CREATE.
+    EXPECT_NE(::access(local("invalid-chain.txt").c_str(), F_OK), 0);
+
+    // A related element after an element that had no file: FILE_CLOSED (related5, invalid3).
+    replies = c->compound().add(Command::Close, cl).add(Command::Close, cl, related).run();
+    ASSERT_EQ(replies.size(), 2u);
+    EXPECT_STATUS(replies[0], NtStatus::FileClosed);
+    EXPECT_STATUS(replies[1], NtStatus::FileClosed);
+}
+
 TEST_F(E2eFile, Echo) {
     auto c = login();
     auto e = c->echo();
