@@ -660,8 +660,11 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
         chain.file_id = ctx.created_file_id;
         chain.failed_create_status =
             ctx.created_file_id ? std::nullopt : std::optional<NtStatus>(status);
-    } else if (ctx.related_file_id) {
+    } else {
+        // A related element passes on the chain's file (or the one it used); an unrelated one
+        // starts over with the file it named, none if it named no open (smb2.compound.invalid3).
         chain.file_id = ctx.related_file_id;
+        if (!hdr.is_related()) chain.failed_create_status.reset();
     }
     if (ctx.disconnect_after) {
         co_await flush(fs);

@@ -224,11 +224,21 @@ TEST_F(E2eFile, ElementsRelatedToAnInvalidElementFailAndUnrelatedPlaceholderIsFi
     // Nothing was created by the refused CREATE.
     EXPECT_NE(::access(local("invalid-chain.txt").c_str(), F_OK), 0);
 
-    // A related element after an element that had no file: FILE_CLOSED (related5, invalid3).
-    replies = c->compound().add(Command::Close, cl).add(Command::Close, cl, related).run();
-    ASSERT_EQ(replies.size(), 2u);
-    EXPECT_STATUS(replies[0], NtStatus::FileClosed);
+    // A related element after an element that had no file: FILE_CLOSED (related5, invalid3),
+    // even when an element before that one opened a file.
+    cr.create_disposition = create_disposition::kOverwriteIf;
+    replies = c->compound()
+                  .add(Command::Create, cr)
+                  .add(Command::Close, cl)
+                  .add(Command::Close, cl, related)
+                  .run();
+    ASSERT_EQ(replies.size(), 3u);
+    EXPECT_STATUS(replies[0], NtStatus::Success);
     EXPECT_STATUS(replies[1], NtStatus::FileClosed);
+    EXPECT_STATUS(replies[2], NtStatus::FileClosed);
+    auto created = replies[0].parse<CreateResponse>();
+    ASSERT_TRUE(created);
+    EXPECT_STATUS(c->close(created->file_id), NtStatus::Success);
 }
 
 TEST_F(E2eFile, Echo) {
