@@ -175,6 +175,7 @@ write_daxsmbd_conf() {
     user database = $TESTDIR/users.db
     server signing = auto
     log level = ${LOG_LEVEL:-1}
+${DAXSMBD_EXTRA_GLOBAL:-}
 
 [data]
     path = $DATA_DIR

@@ -63,6 +63,10 @@ set_server_signing() {
     restart_server || die "cannot restart the server with server signing = $1"
 }
 
+# smb2.session fails dozens of logons on purpose (wrong passwords, anonymous, bad binds); with the
+# per-address logon throttle on, every later logon from 127.0.0.1 would wait seconds and the suite
+# would run out of time. Samba has no such throttle, so the comparison runs without it.
+export DAXSMBD_EXTRA_GLOBAL="    logon failure delay = 0"
 interop_setup
 mkdir -p "$LOGDIR"
 rm -f "$LOGDIR"/*.log "$LOGDIR"/*.summary "$LOGDIR"/problems
