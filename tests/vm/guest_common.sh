@@ -36,7 +36,7 @@ pmem_mount() {
     umount "$dir" 2>/dev/null || true
     mkdir -p "$dir"
     case $fs in
-        ext4) mkfs.ext4 -q -F /dev/pmem0 ;;
+        ext4) mkfs.ext4 -q -F -b 4096 /dev/pmem0 ;; # DAX needs page-sized blocks (small devices get 1 KiB)
         xfs) mkfs.xfs -q -f -m reflink=0 /dev/pmem0 ;;
     esac
     mount -o dax /dev/pmem0 "$dir"

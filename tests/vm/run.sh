@@ -1,9 +1,11 @@
 #!/bin/bash
-# VM tests of daxsmbd (one boot of ../shared/vm's Debian 12 guest, software-emulated): the DAX
-# path on an emulated NVDIMM (/dev/pmem0, fsdax) with ext4 and xfs mounted -o dax, checked with
-# smbclient and the Linux kernel client, plus the kernel client on a plain (non-DAX) share. The
-# guest half is tests/vm/guest_dax.sh; the crash-durability test is tests/vm/durability.sh (two
-# boots, run separately). Exits non-zero on any failure. About 2-3 minutes.
+# VM tests of daxsmbd (../shared/vm's Debian 12 guest, software-emulated), three boots:
+#   1. tests/vm/guest_dax.sh: the DAX path on an emulated NVDIMM (/dev/pmem0, fsdax) with ext4 and
+#      xfs mounted -o dax, checked with smbclient and the Linux kernel client, plus the kernel
+#      client on a plain (non-DAX) share;
+#   2.+3. tests/vm/durability.sh: crash durability of DAX write-through writes (write, crash,
+#      verify on the same NVDIMM backing file).
+# Exits non-zero on any failure. About 5-7 minutes (VM_DURABILITY=0 skips 2.+3.).
 #
 #   tests/vm/run.sh            (as root: qemu, and the image build when missing)
 set -euo pipefail
@@ -22,5 +24,10 @@ if [ "$rc" != 0 ]; then
     for f in "$STAGE"/daxsmbd-*.log; do
         [ -f "$f" ] && { vlog "--- $(basename "$f") (last lines)"; tail -20 "$f" >&2; }
     done
+fi
+if [ "${VM_DURABILITY:-1}" != 0 ]; then
+    drc=0
+    VM_NAME=durability "$(dirname "$0")/durability.sh" || drc=$?
+    [ "$rc" != 0 ] || rc=$drc
 fi
 exit "$rc"
