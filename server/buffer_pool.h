@@ -1,9 +1,19 @@
 // Page-aligned pooled buffers for receive frames and READ data. A READ response is sent as
 // [header+body][PoolBuffer] by gather I/O, so file data is never copied into a response vector.
-// Buffers are recycled per size class; the block path (io_uring fixed buffers) and SMB Direct
-// (memory registration) register the same slabs.
+//
+// The buffers are carved out of slabs: fixed-size pieces of one address range reserved at first
+// use (mapped MAP_NORESERVE, so untouched slabs cost no memory). A slab is handed to one size
+// class when that class runs dry and stays in the pool for the life of the process; its buffers
+// are recycled, never freed. Because slab i always sits at arena + i * kSlabSize, the slab of
+// any pointer is a subtraction and a division, without a lock: the io_uring block path
+// (server/io) registers slab i as fixed buffer i of each ring, once, and passes that index for
+// every read into a pool buffer and every write from a received frame; SMB Direct registers the
+// same slabs with its protection domain. Requests larger than the biggest class, or arriving
+// when all kMaxSlabs slabs are in use, get a one-off allocation that is freed on release and is
+// not registered (the block path then uses plain, non-fixed reads and writes).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <span>
@@ -59,16 +69,31 @@ class BufferPool {
     static constexpr size_t kPageSize = 4096;
     // Size classes: 64 KiB, 1 MiB, 8 MiB + 64 KiB (a full 8 MiB READ/WRITE with its headers).
     static constexpr size_t kClasses[] = {64u << 10, 1u << 20, (8u << 20) + (64u << 10)};
-    static constexpr size_t kMaxCachedPerClass[] = {256, 32, 8};
+    // A slab holds two buffers of the biggest class (16 of 1 MiB, 258 of 64 KiB).
+    static constexpr size_t kSlabSize = 2 * kClasses[2];
+    // 64 slabs: about 1 GiB of address space reserved, committed only as buffers are touched.
+    static constexpr size_t kMaxSlabs = 64;
 
     static BufferPool& global();
-    // A buffer of at least `size` bytes (page aligned); larger than the biggest class -> a
-    // one-off allocation freed on release.
+    // A buffer of at least `size` bytes (page aligned); larger than the biggest class, or with
+    // every slab in use -> a one-off allocation freed on release.
     PoolBuffer acquire(size_t size);
     void release(std::byte* data, size_t capacity);
+
+    // Slabs handed out so far (they never go away): slab i is [slab_base(i), + kSlabSize).
+    size_t slab_count() const { return slabs_.load(std::memory_order_acquire); }
+    std::byte* slab_base(size_t i) const { return arena_ + i * kSlabSize; }
+    // The slab that holds all of [p, p + len), or -1 when the range is not pool slab memory.
+    int slab_of(const void* p, size_t len) const;
+
+    BufferPool();
     ~BufferPool();
+    BufferPool(const BufferPool&) = delete;
+    BufferPool& operator=(const BufferPool&) = delete;
 
   private:
+    std::byte* arena_ = nullptr;  // kMaxSlabs * kSlabSize reserved, or null if mmap failed
+    std::atomic<size_t> slabs_{0};
     std::mutex mu_;
     std::vector<std::byte*> free_[std::size(kClasses)];
 };

@@ -617,6 +617,18 @@ const ShareKey kShareKeys[] = {
          sh.encrypt = *e;
          return std::nullopt;
      }},
+    {"directio",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.direct_io, key, v);
+     }},
+    {"iopoll",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.io_poll, key, v);
+     }},
+    {"iosqpoll",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.io_sqpoll, key, v);
+     }},
     {"guestok",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.guest_ok, key, v);

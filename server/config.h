@@ -46,6 +46,13 @@ struct ShareConfig {
     dax::FlushKind dax_flush = dax::FlushKind::Auto;  // "dax flush": the cache flush instruction
     // "smb encrypt" / "server smb encrypt" of this share; unset = the [global] value.
     std::optional<EncryptPolicy> encrypt;
+    // Block path (server/io): "direct io" opens data files a second time with O_DIRECT for
+    // aligned I/O; "io poll" completes that O_DIRECT I/O by polling (IORING_SETUP_IOPOLL) when
+    // the device has poll queues; "io sqpoll" submits through a kernel polling thread
+    // (IORING_SETUP_SQPOLL).
+    bool direct_io = false;
+    bool io_poll = false;
+    bool io_sqpoll = false;
 };
 
 struct GlobalConfig {

@@ -59,6 +59,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     asio::any_io_executor executor;
     std::unique_ptr<Transport> transport;
     const uint64_t id;
+    // The io_uring engine of this connection's event loop (set by the server at accept).
+    io::Engine* io_engine = nullptr;
 
     bool negotiated() const {
         return state.dialect != protocol::Dialect::None &&

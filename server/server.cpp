@@ -10,6 +10,8 @@
 
 #include "dax/media_guard.h"
 #include "server/connection.h"
+#include "server/io/block_path.h"
+#include "server/io/uring_engine.h"
 #include "server/log.h"
 #include "server/vfs/share_root.h"
 
@@ -186,6 +188,17 @@ bool Server::start(std::string* error) {
         }
         s->root = std::make_shared<vfs::ShareRoot>(std::move(*root));
         if (!setup_dax(*s, error)) return false;
+        // Block path options (server/io/block_path.h): polling needs O_DIRECT and a device
+        // with poll queues; otherwise say so once and complete by interrupt.
+        if (sc.io_poll && !sc.direct_io) {
+            log_info("share [", sc.name, "]: io poll = yes needs direct io = yes; not polling");
+        } else if (sc.io_poll) {
+            std::string why;
+            s->io_poll_usable = io::device_has_poll_queues(sc.path, &why);
+            if (!s->io_poll_usable)
+                log_info("share [", sc.name, "]: io poll = yes, but ", why,
+                         "; completing by interrupt");
+        }
         shares_.push_back(std::move(s));
     }
 
@@ -193,6 +206,17 @@ bool Server::start(std::string* error) {
                                                : std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < n; ++i)
         loops_.push_back(std::make_unique<asio::io_context>(1));
+    io::EngineOptions eo;
+    eo.blocking_pool = &pool_;
+    for (auto& sh : shares_) {
+        eo.sqpoll = eo.sqpoll || sh->config.io_sqpoll;
+        eo.iopoll = eo.iopoll || sh->io_poll_usable;
+    }
+    for (unsigned i = 0; i < n; ++i) {
+        engines_.push_back(std::make_unique<io::Engine>(loops_[i]->get_executor(), eo));
+        // Every loop's SQPOLL ring shares the first one's kernel thread.
+        if (i == 0) eo.sqpoll_attach_fd = engines_[0]->sqpoll_fd();
+    }
 
     std::vector<std::string> addrs = config_.global.interfaces;
     if (addrs.empty()) addrs = {"0.0.0.0", "::"};
@@ -263,6 +287,7 @@ void Server::accept_next(size_t li) {
                 auto t = std::make_unique<TcpTransport>(std::move(sock), limits_.max_message_size);
                 auto conn = std::make_shared<Connection>(*this, loops_[loop]->get_executor(),
                                                          std::move(t), next_connection_id_++);
+                conn->io_engine = engines_[loop].get();
                 log_debug("conn ", conn->id, " ", conn->transport->peer(), ": accepted");
                 asio::co_spawn(loops_[loop]->get_executor(), conn->run(),
                                [conn](std::exception_ptr e) {

@@ -30,6 +30,9 @@ namespace daxsmbd::server {
 
 namespace asio = boost::asio;
 class Connection;
+namespace io {
+class Engine;
+}
 
 // Abuse limits (architecture.md "Limits on everything a client can make the server hold"),
 // taken from the configuration's "max ..." keys (GlobalConfig); the credit window's limit is
@@ -82,6 +85,9 @@ class Server {
     OpenTable opens;
     dax::MapRegistry dax_maps;  // one FileMap per open file on a DAX share
     asio::thread_pool& pool() { return pool_; }
+    // The io_uring engine of event loop `i` (tests look at its counters).
+    io::Engine& engine(size_t i) { return *engines_.at(i); }
+    size_t loop_count() const { return loops_.size(); }
 
     void connection_closed(Connection& c);
 
@@ -97,6 +103,8 @@ class Server {
     std::vector<std::shared_ptr<Share>> shares_;
 
     std::vector<std::unique_ptr<asio::io_context>> loops_;
+    // One io_uring engine per loop (server/io), destroyed before the loops (declared after).
+    std::vector<std::unique_ptr<io::Engine>> engines_;
     std::vector<std::thread> threads_;
     std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
     std::atomic<size_t> next_loop_{0};

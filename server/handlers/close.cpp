@@ -3,6 +3,7 @@
 
 #include "server/connection.h"
 #include "server/handlers/handlers.h"
+#include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/state/file_table.h"
@@ -23,9 +24,14 @@ asio::awaitable<NtStatus> close(RequestContext& ctx) {
     // from now on can use it. A concurrent CLOSE of the same handle loses here.
     if (!ctx.server.opens.remove(open->id.volatile_)) co_return NtStatus::FileClosed;
 
-    // DAX: writes without write-through are made durable at CLOSE at the latest.
-    if (open->dax_map && !open->dax_map->persist())
-        log_info("DAX CLOSE of '", open->path, "': some ranges could not be flushed");
+    // The data path finishes with the open (the DAX path makes the writes without write-through
+    // durable at CLOSE at the latest).
+    std::shared_ptr<io::DataPath> data;
+    {
+        std::lock_guard lk(open->mu);
+        data = open->data;
+    }
+    if (data) data->on_close(open->path);
 
     CloseResponse resp;
     const bool postquery = req->flags & close_flags::kPostqueryAttrib;

@@ -33,6 +33,10 @@ Result<std::shared_ptr<Open>> RequestContext::find_open(const protocol::FileId& 
     return o;
 }
 
+io::Engine& RequestContext::io() {
+    return *conn.io_engine;
+}
+
 asio::awaitable<Status> RequestContext::go_async() {
     co_return co_await conn.go_async(*this);
 }

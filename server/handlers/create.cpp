@@ -26,6 +26,7 @@
 #include "server/errno_status.h"
 #include "server/handlers/create_contexts.h"
 #include "server/handlers/handlers.h"
+#include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/server.h"
@@ -153,22 +154,17 @@ void abandon(FileTable& files, const std::shared_ptr<FileRegistration>& reg) {
     reg->release();
 }
 
-// DAX share: the open joins its file's mapping, unless it cannot be served from one (a directory,
-// or an open without data access that never reads or writes). The map is shared by all opens of
-// the file; an overwrite/supersede truncated the file, which the map learns here. Blocking.
-void attach_dax_map(dax::MapRegistry& maps, const dax::MapOptions& options, CreateOutcome& r) {
+// The data path of a new file open (server/io/data_path.h: the block path, or the DAX path on a
+// DAX share), chosen here, off the loop: it may open the file a second time (O_DIRECT) or map
+// it. An overwrite/supersede truncated the file, which a mapping shared with other opens learns
+// here. Blocking.
+void attach_data_path(const Share& share, dax::MapRegistry& maps, CreateOutcome& r) {
     Open& o = *r.open;
-    constexpr uint32_t kDataAccess =
-        am::kFileReadData | am::kFileWriteData | am::kFileAppendData | am::kFileExecute;
-    if (o.is_directory || o.fd < 0 || !(o.granted_access & kDataAccess)) return;
-    o.dax_map = maps.acquire(o.device, o.file_id, o.fd, options);
-    if (!o.dax_map) {
-        log_info("DAX: no mapping for '", o.path, "' (not a regular file or no usable descriptor)");
-        return;
-    }
+    if (o.is_directory) return;
+    o.data = io::open_data_path(share, o, maps);
     if (r.create_action == create_action::kOverwritten ||
         r.create_action == create_action::kSuperseded)
-        o.dax_map->truncated(uint64_t(r.info.end_of_file));
+        o.data->truncated(uint64_t(r.info.end_of_file));
 }
 
 std::shared_ptr<Open> make_open(vfs::UniqueFd fd, const std::string& rel, bool is_dir,
@@ -562,10 +558,9 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     std::optional<FileKey> break_file;
     p.break_oplocks = true;
     p.oplock_break_file = &break_file;
-    const std::optional<dax::MapOptions>& dax_options = share->dax;
     auto open_file = [&] {
         auto r = create_file(root, files, p);
-        if (r && dax_options) attach_dax_map(ctx.server.dax_maps, *dax_options, *r);
+        if (r) attach_data_path(*share, ctx.server.dax_maps, *r);
         return r;
     };
     auto res = co_await ctx.blocking(open_file);

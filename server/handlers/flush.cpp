@@ -1,14 +1,12 @@
-// FLUSH (MS-SMB2 3.3.5.11).
+// FLUSH (MS-SMB2 3.3.5.11): a real fsync, through the open's data path (the io_uring block
+// path submits IORING_OP_FSYNC on this loop's ring; the DAX path first flushes the CPU caches
+// over what was written into the mapping).
 #include "protocol/flush.h"
-
-#include <unistd.h>
-
-#include <cerrno>
 
 #include "protocol/access_mask.h"
 #include "server/connection.h"
-#include "server/errno_status.h"
 #include "server/handlers/handlers.h"
+#include "server/io/data_path.h"
 #include "server/log.h"
 
 namespace daxsmbd::server::handlers {
@@ -36,13 +34,9 @@ asio::awaitable<NtStatus> flush(RequestContext& ctx) {
                  "' without write access refused");
         co_return NtStatus::AccessDenied;
     }
-    const int fd = open->fd;
-    // DAX: the writes made without write-through are still in the CPU caches; flush them. The
-    // fsync still follows for what the block path wrote (fallbacks) and for metadata.
-    if (open->dax_map && !open->dax_map->persist())
-        log_info("DAX FLUSH of '", open->path, "': some ranges could not be flushed");
-    int err = co_await ctx.blocking([fd] { return ::fsync(fd) == 0 ? 0 : errno; });
-    if (err) co_return errno_to_status(err);
+    std::shared_ptr<io::DataPath> data = io::data_path_of(*open);
+    auto st = co_await data->flush({ctx.io(), open->path});
+    if (!st) co_return st.status();
     FlushResponse{}.serialize(ctx.body());
     co_return NtStatus::Success;
 }

@@ -25,6 +25,9 @@ namespace daxsmbd::server {
 namespace asio = boost::asio;
 class Connection;
 class Server;
+namespace io {
+class Engine;  // server/io/uring_engine.h
+}
 
 // Cancellation and async state of one request (MS-SMB2 3.3.1.13 Request).
 struct PendingRequest {
@@ -99,6 +102,9 @@ class RequestContext {
     bool is_async() const { return pending && pending->async_id != 0; }
     bool cancelled() const { return pending && pending->cancelled; }
     std::shared_ptr<PendingRequest> pending;
+
+    // The io_uring engine of this connection's event loop (file data, server/io).
+    io::Engine& io();
 
     // Runs a blocking call (metadata syscalls the event loop must not do) on the blocking pool
     // and resumes on this connection's loop.

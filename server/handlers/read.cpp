@@ -1,20 +1,17 @@
-// READ (MS-SMB2 3.3.5.12). File data is read with pread on the blocking pool into a pool buffer
-// that is sent as its own gather fragment after the response body (no copy); on a DAX share the
-// data is copied from the file's mapping instead (dax/mapping.h), the pread being the fallback.
+// READ (MS-SMB2 3.3.5.12). File data is read through the open's data path (server/io: the
+// io_uring block path, completing on this loop, or on a DAX share a copy from the file's
+// mapping) into a pool buffer that is sent as its own gather fragment after the response body.
 #include "protocol/read.h"
 
-#include <unistd.h>
-
 #include <boost/asio/redirect_error.hpp>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 
 #include "protocol/access_mask.h"
 #include "server/buffer_pool.h"
 #include "server/connection.h"
-#include "server/errno_status.h"
 #include "server/handlers/handlers.h"
+#include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/server.h"
@@ -26,27 +23,6 @@ using namespace protocol;
 namespace am = protocol::access_mask;
 
 namespace {
-
-struct ReadOutcome {
-    size_t bytes = 0;
-    int err = 0;
-};
-
-// Reads `len` bytes at `offset` into `buf`, retrying short reads, stopping early at end of file.
-ReadOutcome pread_full(int fd, std::byte* buf, size_t len, uint64_t offset) {
-    ReadOutcome out;
-    while (out.bytes < len) {
-        ssize_t n = ::pread(fd, buf + out.bytes, len - out.bytes, off_t(offset + out.bytes));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            out.err = errno;
-            break;
-        }
-        if (n == 0) break;  // end of file
-        out.bytes += size_t(n);
-    }
-    return out;
-}
 
 // READ on a named pipe: the RPC output waiting in the endpoint. A read that finds nothing waits
 // (MS-SMB2 3.3.5.12 lets a blocking-mode pipe read go async) for a WRITE on the same pipe to
@@ -127,40 +103,26 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     }
 
     PoolBuffer buf = BufferPool::global().acquire(req->length);
-    const int fd = open->fd;
     const uint64_t offset = req->offset;
-    const size_t len = req->length;
-    std::byte* dst = buf.data();
-    ReadOutcome r;
-    bool served = false;
-    if (open->dax_map) {
-        // DAX: a memory copy from the mapping, on the event loop (no system call to wait for).
-        dax::IoResult d = open->dax_map->read(offset, std::span<std::byte>(dst, len));
-        if (d.outcome == dax::IoOutcome::Done) {
-            r.bytes = d.bytes;
-            served = true;
-        } else if (d.outcome == dax::IoOutcome::MediaError) {
-            log_error("DAX READ of '", open->path, "' at ", offset, ": ", d.why);
-            co_return NtStatus::UnexpectedIoError;
-        } else if (d.routine) {
-            log_debug("DAX READ of '", open->path, "' at ", offset, ": block path: ", d.why);
-        } else {
-            log_info("DAX READ of '", open->path, "' at ", offset, ": block path: ", d.why);
-        }
+    std::shared_ptr<io::DataPath> data = io::data_path_of(*open);
+    auto r = co_await data->read({ctx.io(), open->path}, buf, req->length, offset);
+    if (!r) {
+        log_debug("conn ", ctx.conn.id, ": READ of '", open->path, "' at ", offset,
+                  " failed: ", status_name(r.status()));
+        co_return r.status();
     }
-    if (!served) r = co_await ctx.blocking([=] { return pread_full(fd, dst, len, offset); });
-    if (r.err) co_return errno_to_status(r.err);
+    const size_t bytes = *r;
     // At or past the end of file nothing is read: END_OF_FILE (MS-FSA 2.1.5.2).
-    if (r.bytes == 0 || r.bytes < req->minimum_count) co_return NtStatus::EndOfFile;
+    if (bytes == 0 || bytes < req->minimum_count) co_return NtStatus::EndOfFile;
 
     {
         // FilePositionInformation follows the last read, as Samba keeps it (smbtorture
         // smb2.read.position in its default, non-Windows mode).
         std::lock_guard lk(open->mu);
-        open->position = offset + r.bytes;
+        open->position = offset + bytes;
     }
-    buf.set_size(r.bytes);
-    resp.serialize_without_data(ctx.body(), uint32_t(r.bytes));
+    buf.set_size(bytes);
+    resp.serialize_without_data(ctx.body(), uint32_t(bytes));
     ctx.data_fragment = std::move(buf);
     co_return NtStatus::Success;
 }

@@ -38,6 +38,7 @@
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/info_classes.h"
+#include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/state/file_table.h"
@@ -114,8 +115,9 @@ Status set_end_of_file(Open& open, Bytes buf) {
     DAX_TRY(auto e, FileEndOfFileInfo::decode(buf));
     if (open.is_directory || e.end_of_file < 0) return Error(NtStatus::InvalidParameter);
     if (::ftruncate(open.fd, e.end_of_file) != 0) return Error(errno_to_status(errno));
-    // Every open of the file shares the map: drop what the new size no longer covers.
-    if (open.dax_map) open.dax_map->truncated(uint64_t(e.end_of_file));
+    // State shared by every open of the file (the DAX mapping) drops what the size no longer
+    // covers.
+    io::data_path_of(open)->truncated(uint64_t(e.end_of_file));
     return {};
 }
 
@@ -124,8 +126,11 @@ Status set_allocation(Open& open, Bytes buf) {
     if (open.is_directory || a.allocation_size < 0) return Error(NtStatus::InvalidParameter);
     auto st = info::set_allocation(open.fd, a.allocation_size);
     // An allocation below the end of file truncated the file (info::set_allocation).
-    if (st && open.dax_map && uint64_t(a.allocation_size) < open.dax_map->size())
-        open.dax_map->truncated(uint64_t(a.allocation_size));
+    if (st) {
+        std::shared_ptr<io::DataPath> data = io::data_path_of(open);
+        if (auto known = data->known_size(); known && uint64_t(a.allocation_size) < *known)
+            data->truncated(uint64_t(a.allocation_size));
+    }
     return st;
 }
 

@@ -1,19 +1,20 @@
-// WRITE (MS-SMB2 3.3.5.13). The data is written straight from the request frame with pwrite on
-// the blocking pool, or on a DAX share copied into the file's mapping (dax/mapping.h).
+// WRITE (MS-SMB2 3.3.5.13). The data is written straight from the request frame through the
+// open's data path (server/io: the io_uring block path, completing on this loop, or on a DAX
+// share a copy into the file's mapping).
 #include "protocol/write.h"
 
-#include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <optional>
 
 #include "protocol/access_mask.h"
 #include "protocol/create.h"
 #include "server/connection.h"
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
+#include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/state/lock_table.h"
@@ -33,18 +34,11 @@ constexpr uint64_t kMaxFileSize = 0xfffffff0000ull;
 // (MS-FSA 2.1.5.3 FILE_WRITE_TO_END_OF_FILE).
 constexpr uint64_t kWriteToEndOfFile = ~0ull;
 
-struct WriteOutcome {
-    size_t bytes = 0;
-    int err = 0;
-    bool append_violation = false;  // an append-only open writing before the end of the file
-    bool lock_conflict = false;     // the end of file lies in another open's byte-range lock
-    uint64_t offset = 0;            // where the data went
-};
-
 // Windows files are not sparse unless marked so: a write far past the end of file allocates the
 // gap, and fails with DISK_FULL when the volume cannot hold it (smbtorture smb2.rw.invalid writes
 // one byte just below the 16 TiB limit). Linux would silently make a sparse file; refuse the same
-// way Windows does unless the file carries FILE_ATTRIBUTE_SPARSE_FILE.
+// way Windows does unless the file carries FILE_ATTRIBUTE_SPARSE_FILE. Blocking (statvfs,
+// xattr): run on the blocking pool.
 bool gap_exceeds_free_space(int fd, uint64_t size, uint64_t offset) {
     if (offset <= size) return false;
     struct statvfs vs {};
@@ -55,44 +49,11 @@ bool gap_exceeds_free_space(int fd, uint64_t size, uint64_t offset) {
     return !(dos && (dos->attributes & vfs::kAttrSparseFile));
 }
 
-WriteOutcome pwrite_all(int fd, Bytes data, uint64_t offset, bool to_eof, bool append_only,
-                        bool write_through, const FileKey& key, LockOwner owner) {
-    WriteOutcome out;
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        out.err = errno;
-        return out;
-    }
-    if (to_eof) {
-        offset = uint64_t(st.st_size);
-        if (!LockTable::global().allows_io(key, owner, offset, data.size(), true)) {
-            out.lock_conflict = true;
-            return out;
-        }
-    } else if (append_only && offset < uint64_t(st.st_size)) {
-        // MS-SMB2 3.3.5.13: writing inside the existing data needs FILE_WRITE_DATA.
-        out.append_violation = true;
-        return out;
-    }
-    if (gap_exceeds_free_space(fd, uint64_t(st.st_size), offset)) {
-        out.err = ENOSPC;
-        return out;
-    }
-    out.offset = offset;
-    while (out.bytes < data.size()) {
-        ssize_t n = ::pwrite(fd, data.data() + out.bytes, data.size() - out.bytes,
-                             off_t(offset + out.bytes));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            out.err = errno;
-            return out;
-        }
-        out.bytes += size_t(n);
-    }
-    // Write-through (architecture.md "Data paths"): the data is durable before the reply.
-    if (write_through && ::fdatasync(fd) != 0) out.err = errno;
-    return out;
-}
+// Gaps up to this size are not checked against the free space: pipelined writes of one client
+// arrive ahead of each other all the time (each sees the file shorter than its offset), and the
+// check costs a trip to the blocking pool. Below this size the only difference is a sparse hole
+// instead of DISK_FULL on an almost full volume.
+constexpr uint64_t kUncheckedGap = 64ull << 20;
 
 }  // namespace
 
@@ -159,38 +120,42 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     const bool write_through =
         ((req->flags & write_flags::kWriteThrough) && dialect != Dialect::Smb202) ||
         (open->create_options & create_options::kWriteThrough);
-    const int fd = open->fd;
-    const Bytes data = req->data;
-    const uint64_t offset = req->offset;
     const bool append_only = !can_write;
-    // DAX: copied from the request frame straight into the mapping, on the event loop. Writes to
-    // the end of file, append-only opens and writes leaving a gap (DISK_FULL rules above) keep
-    // the block path.
-    if (open->dax_map && !to_eof && !append_only && offset <= open->dax_map->size()) {
-        dax::IoResult d = open->dax_map->write(offset, data, write_through);
-        if (d.outcome == dax::IoOutcome::Done) {
-            resp.count = uint32_t(d.bytes);
-            resp.serialize(ctx.body());
-            co_return NtStatus::Success;
+    std::shared_ptr<io::DataPath> data = io::data_path_of(*open);
+    const io::WriteMode mode{write_through, to_eof, append_only};
+    uint64_t offset = req->offset;
+    // The end of file (through the ring, statx): where an append lands, whether the write
+    // leaves a gap. Not needed for a write inside what the data path already knows to exist
+    // (the DAX mapping's size), which leaves no gap.
+    const std::optional<uint64_t> known = data->known_size();
+    if (to_eof || append_only || !known || offset > *known) {
+        auto size = co_await data->file_size({ctx.io(), open->path});
+        if (!size) co_return size.status();
+        if (to_eof) {
+            offset = *size;
+            if (!LockTable::global().allows_io(FileKey{open->device, open->file_id}, open.get(),
+                                               offset, req->length, true))
+                co_return NtStatus::FileLockConflict;
+        } else if (append_only && offset < *size) {
+            // MS-SMB2 3.3.5.13: writing inside the existing data needs FILE_WRITE_DATA.
+            co_return NtStatus::AccessDenied;
         }
-        if (d.outcome == dax::IoOutcome::MediaError) {
-            log_error("DAX WRITE of '", open->path, "' at ", offset, ": ", d.why);
-            co_return NtStatus::UnexpectedIoError;
+        if (offset > *size && offset - *size > kUncheckedGap) {
+            const int fd = open->fd;
+            const uint64_t cur = *size;
+            const bool full = co_await ctx.blocking(
+                [fd, cur, offset] { return gap_exceeds_free_space(fd, cur, offset); });
+            if (full) co_return errno_to_status(ENOSPC);
         }
-        if (d.routine)
-            log_debug("DAX WRITE of '", open->path, "' at ", offset, ": block path: ", d.why);
-        else
-            log_info("DAX WRITE of '", open->path, "' at ", offset, ": block path: ", d.why);
     }
-    WriteOutcome w = co_await ctx.blocking(
-        [=, key = FileKey{open->device, open->file_id}, owner = LockOwner(open.get())] {
-            return pwrite_all(fd, data, offset, to_eof, append_only, write_through, key, owner);
-        });
-    if (w.append_violation) co_return NtStatus::AccessDenied;
-    if (w.lock_conflict) co_return NtStatus::FileLockConflict;
-    if (w.err) co_return errno_to_status(w.err);
+    auto w = co_await data->write({ctx.io(), open->path}, req->data, offset, mode);
+    if (!w) {
+        log_debug("conn ", ctx.conn.id, ": WRITE to '", open->path, "' at ", offset,
+                  " failed: ", status_name(w.status()));
+        co_return w.status();
+    }
 
-    resp.count = uint32_t(w.bytes);
+    resp.count = uint32_t(*w);
     resp.serialize(ctx.body());
     co_return NtStatus::Success;
 }

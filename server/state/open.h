@@ -15,7 +15,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "dax/mapping.h"
 #include "protocol/header.h"
 #include "server/state/session.h"
 
@@ -31,6 +30,9 @@ namespace notify {
 class NotifyEntry;
 }
 class FileRegistration;  // server/state/file_table.h
+namespace io {
+class DataPath;  // server/io/data_path.h
+}
 
 struct Open {
     protocol::FileId id;
@@ -71,9 +73,11 @@ struct Open {
     // Releasing or destroying it takes the open out of the table and, for the last open of a
     // file whose delete is pending, deletes the file.
     std::shared_ptr<FileRegistration> file_registration;
-    // The file's DAX mapping (dax/mapping.h), shared with every other open of the file, when the
-    // share is a DAX share and the open can be served from it; null otherwise.
-    std::shared_ptr<dax::FileMap> dax_map;
+    // How READ/WRITE/FLUSH/CLOSE reach the data (server/io/data_path.h: the block path, or on a
+    // DAX share the file's shared mapping), chosen at CREATE; uses `fd` (and may own more
+    // descriptors of the same file). Set before the open is published, then
+    // only read (data_path_of() fills it under `mu` for opens made elsewhere).
+    std::shared_ptr<io::DataPath> data;
 
     ~Open();
 };

@@ -21,6 +21,8 @@ struct Share {
     // Set when the share's files are served through DAX mappings (config "dax", decided at
     // start by dax::detect_dax on the share's root).
     std::optional<dax::MapOptions> dax;
+    // "io poll = yes" and the share's block device has poll queues (checked at start).
+    bool io_poll_usable = false;
 };
 
 }  // namespace daxsmbd::server

@@ -18,6 +18,9 @@
 #   INTEROP_SERVER  daxsmbd (default) | samba: run the same tests against a private Samba smbd
 #                   with the same shares, to check a test script itself
 #   KEEP=1          keep the temp dir; LOG_LEVEL: daxsmbd's "log level" (default 1)
+#   SHARE_OPTIONS   extra daxsmbd share keys for the writable shares [data] and [hidden], ';'
+#                   separated, e.g. SHARE_OPTIONS='direct io = yes; io sqpoll = yes' (the
+#                   block path variants, README "Block path")
 # Variables set by interop_setup: PORT TESTDIR CONF LOG DATA_DIR RO_DIR SERVER_PID.
 
 INTEROP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -166,7 +169,19 @@ smb() {
 # ---------------------------------------------------------------- server
 server_alive() { [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; }
 
+# SHARE_OPTIONS as configuration lines (one key per line, indented).
+share_option_lines() {
+    local IFS=';' opt
+    for opt in ${SHARE_OPTIONS:-}; do
+        opt=$(sed 's/^ *//; s/ *$//' <<<"$opt")
+        [ -n "$opt" ] && printf '    %s\n' "$opt"
+    done
+    return 0
+}
+
 write_daxsmbd_conf() {
+    local extra
+    extra=$(share_option_lines)
     cat >"$CONF" <<EOF
 # written by tests/interop/lib.sh
 [global]
@@ -181,6 +196,7 @@ ${DAXSMBD_EXTRA_GLOBAL:-}
     path = $DATA_DIR
     read only = no
     comment = interop test share
+$extra
 
 [ro]
     path = $RO_DIR
@@ -190,6 +206,7 @@ ${DAXSMBD_EXTRA_GLOBAL:-}
     path = $DATA_DIR
     read only = no
     browseable = no
+$extra
 EOF
 }
 

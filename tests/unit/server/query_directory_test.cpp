@@ -19,6 +19,7 @@
 #include "server/connection.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/info_classes.h"
+#include "server/io/uring_engine.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/server.h"
 #include "server/state/file_table.h"
@@ -232,6 +233,7 @@ class QueryDirectoryHandler : public ::testing::Test {
         tmp.file("two.dat", "22");
         conn = std::make_shared<Connection>(server, io.get_executor(),
                                             std::make_unique<NullTransport>(), 1);
+        conn->io_engine = &engine;
         conn->state.dialect = Dialect::Smb311;
         conn->state.max_transact_size = 65536;
         session = server.sessions.create();
@@ -317,6 +319,9 @@ class QueryDirectoryHandler : public ::testing::Test {
     FileTable files;  // outlives the opens the server holds
     asio::io_context io;
     Server server{Config{}};
+    // The loop's io_uring engine, as the server gives every connection (handlers reach file
+    // data through it: RequestContext::io()).
+    io::Engine engine{io.get_executor()};
     std::shared_ptr<Connection> conn;
     std::shared_ptr<Session> session;
     std::shared_ptr<Share> share;

@@ -1,0 +1,48 @@
+// Choosing an open's data path (data_path.h).
+#include "server/io/data_path.h"
+
+#include "dax/mapping.h"
+#include "protocol/access_mask.h"
+#include "server/io/block_path.h"
+#include "server/io/dax_path.h"
+#include "server/log.h"
+#include "server/state/open.h"
+#include "server/state/share.h"
+
+namespace daxsmbd::server::io {
+
+namespace am = protocol::access_mask;
+
+std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
+                                         dax::MapRegistry& maps) {
+    BlockOptions o;
+    o.direct_io = share.config.direct_io;
+    o.io_poll = share.config.direct_io && share.config.io_poll && share.io_poll_usable;
+    o.io_sqpoll = share.config.io_sqpoll;
+    std::shared_ptr<DataPath> block = BlockDataPath::open(open.fd, o);
+
+    // DAX share: the open joins its file's mapping, unless it cannot be served from one (a
+    // directory, or an open without data access that never reads or writes). The map is shared
+    // by all opens of the file.
+    constexpr uint32_t kDataAccess =
+        am::kFileReadData | am::kFileWriteData | am::kFileAppendData | am::kFileExecute;
+    if (!share.dax || open.is_directory || open.fd < 0 || !(open.granted_access & kDataAccess))
+        return block;
+    std::shared_ptr<dax::FileMap> map =
+        maps.acquire(open.device, open.file_id, open.fd, *share.dax);
+    if (!map) {
+        log_info("DAX: no mapping for '", open.path,
+                 "' (not a regular file or no usable descriptor)");
+        return block;
+    }
+    return std::make_shared<DaxDataPath>(std::move(map), std::move(block));
+}
+
+std::shared_ptr<DataPath> data_path_of(Open& open) {
+    std::lock_guard lk(open.mu);
+    if (!open.data)
+        open.data = std::make_shared<BlockDataPath>(open.fd, vfs::UniqueFd{}, 0, 0, BlockOptions{});
+    return open.data;
+}
+
+}  // namespace daxsmbd::server::io

@@ -1,0 +1,52 @@
+// The DAX data path (architecture.md "Data paths"): READ and WRITE copy between the request's
+// buffer and the file's DAX mapping (dax/mapping.h) on the event loop, with no system call to
+// wait for; everything the mapping cannot serve goes to the open's block path (block_path.h).
+//
+// The FileMap is shared by every open of the file (dax::MapRegistry, CREATE); each open has its
+// own DaxDataPath around it, with its own block path for the fallbacks:
+//   - READ: the mapping serves whatever lies in whole mapped pages; a range reaching into the
+//     partial last page or beyond the chunk table, or a mapping that cannot be made, falls back.
+//   - WRITE: writes to the end of file (FILE_WRITE_TO_END_OF_FILE), writes of append-only opens
+//     and writes starting past the mapped size (they leave a gap, which the handler's DISK_FULL
+//     rule looks at) use the block path without trying the mapping; the rest is copied into the
+//     mapping (growing the file with fallocate), falling back like READ.
+//   - A SIGBUS inside the file's data (a media error) fails the request with
+//     STATUS_UNEXPECTED_IO_ERROR and a log_error line; routine fallbacks are logged at debug
+//     level, other fallbacks at info level. dax::Stats counts what the mapping served.
+//   - Durability: write-through writes are flushed before they complete (FileMap::write); other
+//     writes are made durable by FLUSH (persist, then the block path's fsync for what the
+//     fallbacks wrote and for metadata) and by CLOSE (persist).
+#pragma once
+
+#include <memory>
+
+#include "dax/mapping.h"
+#include "server/io/data_path.h"
+
+namespace daxsmbd::server::io {
+
+class DaxDataPath final : public DataPath {
+  public:
+    // `block`: the open's block path, for everything the mapping does not serve.
+    DaxDataPath(std::shared_ptr<dax::FileMap> map, std::shared_ptr<DataPath> block);
+
+    std::string_view name() const override { return "dax"; }
+    asio::awaitable<Result<size_t>> read(Caller c, PoolBuffer& buf, size_t len,
+                                         uint64_t offset) override;
+    asio::awaitable<Result<size_t>> write(Caller c, protocol::Bytes data, uint64_t offset,
+                                          WriteMode mode) override;
+    asio::awaitable<Status> flush(Caller c) override;
+    asio::awaitable<Result<uint64_t>> file_size(Caller c) override;
+    std::optional<uint64_t> known_size() const override { return map_->size(); }
+    void on_close(std::string_view path) override;
+    void truncated(uint64_t new_size) override;
+
+    const std::shared_ptr<dax::FileMap>& map() const { return map_; }
+    const std::shared_ptr<DataPath>& block() const { return block_; }
+
+  private:
+    std::shared_ptr<dax::FileMap> map_;
+    std::shared_ptr<DataPath> block_;
+};
+
+}  // namespace daxsmbd::server::io

@@ -1,0 +1,253 @@
+// The io_uring engine of one event loop (architecture.md "Data paths", block path): file reads,
+// writes, fsyncs and statx calls are submitted to io_uring and complete as C++20 awaitables on
+// the loop's executor, so no event loop ever waits for the disk.
+//
+// How a request flows:
+//   - An operation takes a submission queue entry (SQE) and parks its coroutine. SQEs are not
+//     submitted one by one: the first SQE of a loop iteration posts one submit task to the
+//     loop, which runs after the handlers already queued there, so every SQE prepared in the
+//     same iteration goes to the kernel with a single io_uring_enter (batched submission).
+//   - Completions wake the loop through an eventfd registered with each ring
+//     (io_uring_register_eventfd) and watched by an asio posix::stream_descriptor; the reaper
+//     takes every completion queue entry (CQE) waiting, advances the CQ, then resumes the
+//     parked coroutines in order.
+//   - The wait on the eventfd is only armed while operations are outstanding, so an
+//     io_context without other work still runs out of work (tests run it to completion).
+//
+// Rings of an engine (each created only when some share asks for it):
+//   Normal  every operation of shares without io sqpoll; always present.
+//   SqPoll  IORING_SETUP_SQPOLL: a kernel thread polls the submission queue, so submitting
+//           needs no system call while it is awake. All engines of a server share one such
+//           thread (IORING_SETUP_ATTACH_WQ) instead of spending a core each.
+//   Polled  IORING_SETUP_IOPOLL: O_DIRECT reads and writes on devices with poll queues complete
+//           without an interrupt; nothing signals them, so while polled operations are
+//           outstanding the loop polls the ring between its other work (the "hipri" mode).
+//           Only O_DIRECT reads/writes may go there (the kernel refuses everything else on an
+//           IOPOLL ring); fsync and statx of such shares use the Normal ring.
+// A ring that cannot be set up (old kernel, no privilege) is logged once and its operations go
+// to the Normal ring. If io_uring itself is unavailable (kernel.io_uring_disabled, seccomp) the
+// operations run as plain system calls on the blocking pool, again with one log line.
+//
+// Registered (fixed) buffers: the slabs of BufferPool are registered as fixed buffers once per
+// ring (slab i = buffer index i, registered as the pool hands out new slabs); a read into a pool
+// buffer or a write from a received frame uses IORING_OP_READ_FIXED / WRITE_FIXED, sparing the
+// kernel the page pinning of every request. Memory outside the slabs uses plain READ/WRITE.
+//
+// Fixed files are not used. An open's descriptor would have to be registered in the ring of
+// every loop that touches it (a multichannel open is used from several loops), and unregistered
+// from each when the open closes, which can happen on any thread; that is two io_uring_register
+// system calls per open and ring, paid by every CREATE/CLOSE pair (clients open and close a file
+// for every small transfer), against the one saving of a file reference count per I/O, which is
+// noise next to copying 64 KiB to 8 MiB. SQPOLL no longer needs fixed files since Linux 5.11.
+//
+// Threading: an Engine belongs to one event loop; every member function is called from that
+// loop's thread (the results come back on it too).
+#pragma once
+
+#include <liburing.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/recycling_allocator.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace daxsmbd::server::io {
+
+namespace asio = boost::asio;
+
+enum class RingKind : uint8_t { Normal = 0, SqPoll = 1, Polled = 2 };
+inline constexpr size_t kRingKinds = 3;
+
+struct EngineOptions {
+    unsigned entries = 256;  // SQ size of each ring (the CQ is twice that; overflow is kept)
+    bool sqpoll = false;     // set up the SqPoll ring
+    bool iopoll = false;     // set up the Polled ring
+    // The SqPoll ring of another engine whose kernel thread this one shares (-1: own thread).
+    int sqpoll_attach_fd = -1;
+    unsigned sqpoll_idle_ms = 20;  // the SQ thread sleeps after this long without work
+    bool register_buffers = true;  // register BufferPool slabs as fixed buffers
+    // Tests: behave as if io_uring were unavailable (system calls on the blocking pool).
+    bool force_no_ring = false;
+    // Runs the system calls when there is no ring; null: run them inline (tests only).
+    asio::thread_pool* blocking_pool = nullptr;
+    const char* name = "io";  // in log lines
+};
+
+// One completion queue entry as reaped, in order, for tests of completion ordering.
+struct CompletionRecord {
+    uint8_t opcode = 0;  // IORING_OP_*
+    int32_t res = 0;
+};
+
+// Counters of one engine (written by its loop, readable from any thread).
+struct EngineStats {
+    std::atomic<uint64_t> submit_calls{0};  // io_uring_submit calls that passed SQEs on
+    std::atomic<uint64_t> sqes{0};          // SQEs submitted
+    std::atomic<uint64_t> fixed_buffer_ops{0};
+    std::atomic<uint64_t> polled_ops{0};
+    std::atomic<uint64_t> fallback_ops{0};  // operations run on the blocking pool (no ring)
+};
+
+class Engine {
+  public:
+    Engine(asio::any_io_executor ex, EngineOptions opts = {});
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    // Whether io_uring works at all here, and whether a ring of this kind was set up.
+    bool uring_available() const { return rings_[0] != nullptr; }
+    bool has_ring(RingKind k) const { return rings_[size_t(k)] != nullptr; }
+    // The SqPoll ring's descriptor, for other engines to attach to (-1 if none).
+    int sqpoll_fd() const;
+    bool fixed_buffers(RingKind k) const;
+    const EngineStats& stats() const { return stats_; }
+    const asio::any_io_executor& executor() const { return ex_; }
+
+    // Results are what the system call returns: bytes (>= 0) or -errno. One SQE each; a short
+    // transfer is the caller's to continue. A kind whose ring is missing uses Normal.
+    asio::awaitable<int> read(RingKind k, int fd, std::byte* buf, size_t len, uint64_t offset);
+    asio::awaitable<int> write(RingKind k, int fd, const std::byte* buf, size_t len,
+                               uint64_t offset);
+    asio::awaitable<int> fsync(RingKind k, int fd, bool datasync);
+    // A write and an fdatasync linked (IOSQE_IO_LINK): the fsync starts only after the write
+    // completed, and the awaitable resumes only after both CQEs arrived. If the write fails or
+    // is short, the kernel cancels the fsync (-ECANCELED).
+    struct WriteSyncResult {
+        int write = 0;
+        int sync = 0;
+    };
+    asio::awaitable<WriteSyncResult> write_then_datasync(RingKind k, int fd, const std::byte* buf,
+                                                         size_t len, uint64_t offset);
+    // statx(fd, "", AT_EMPTY_PATH, mask) through the ring: 0 or -errno.
+    asio::awaitable<int> statx(RingKind k, int fd, unsigned mask, struct statx* out);
+
+    // Tests: every CQE reaped from now on is appended here (null: stop recording).
+    void set_completion_trace(std::vector<CompletionRecord>* trace) { trace_ = trace; }
+
+  private:
+    struct Ring;
+    struct Op;
+    template <class Handler>
+    struct HandlerOp;
+    struct OpResult {
+        int res[2] = {0, 0};
+    };
+
+    // Prepares the SQEs of one operation (1 or 2 linked ones) on ring `k`; returns false when
+    // it could not (the operation then completes with -EBUSY).
+    template <class Prep>
+    asio::awaitable<OpResult> run_op(RingKind k, unsigned nsqe, Prep prep);
+    void start_op(Op* op, RingKind k, unsigned nsqe, void* prep_ctx,
+                  bool (*prep)(void*, Engine&, Ring&, io_uring_sqe**));
+    Ring* ring_for(RingKind k);
+    RingKind kind_for(RingKind k) const;
+    // Fixed buffer index for [p, p + len) on this ring, registering new slabs first; -1: none.
+    int fixed_index(Ring& r, const void* p, size_t len);
+    void schedule_submit();
+    void submit_all();
+    void arm_wait();
+    void on_eventfd();
+    void schedule_poll();
+    void reap(Ring& r);
+    void complete(Op* op, unsigned slot, int res);
+    bool setup_ring(RingKind k);
+
+    asio::any_io_executor ex_;
+    EngineOptions opts_;
+    std::unique_ptr<Ring> rings_[kRingKinds];
+    int eventfd_ = -1;
+    std::unique_ptr<asio::posix::stream_descriptor> efd_stream_;
+    bool wait_armed_ = false;
+    bool submit_posted_ = false;
+    bool poll_posted_ = false;
+    size_t outstanding_signalled_ = 0;  // operations on rings that signal the eventfd
+    std::shared_ptr<bool> alive_;       // posted tasks check it (the engine may be gone)
+    std::vector<CompletionRecord>* trace_ = nullptr;
+    EngineStats stats_;
+
+    // Operations without a ring (blocking-pool system calls).
+    template <class F>
+    asio::awaitable<int> fallback(F f);
+};
+
+// An operation waiting for its CQE(s). user_data of an SQE is the Op's address with the slot
+// (0 or 1) in the low bit.
+struct Engine::Op {
+    void (*fire)(Op*, OpResult) = nullptr;  // resumes the waiter and frees the op
+    void (*destroy)(Op*) = nullptr;         // frees the op without resuming (shutdown)
+    Engine* engine = nullptr;
+    OpResult result;
+    uint8_t opcode[2] = {0, 0};
+    uint8_t pending = 0;  // CQEs still to come
+    RingKind ring = RingKind::Normal;
+};
+
+template <class Handler>
+struct Engine::HandlerOp final : Op {
+    explicit HandlerOp(Handler&& h) : handler(std::move(h)) {
+        fire = &do_fire;
+        destroy = &do_destroy;
+    }
+    Handler handler;
+    using Alloc = asio::recycling_allocator<HandlerOp>;
+
+    static HandlerOp* make(Handler&& h) {
+        Alloc a;
+        HandlerOp* p = a.allocate(1);
+        return new (p) HandlerOp(std::move(h));
+    }
+    static void free(HandlerOp* p) {
+        p->~HandlerOp();
+        Alloc a;
+        a.deallocate(p, 1);
+    }
+    static void do_fire(Op* base, OpResult r) {
+        auto* self = static_cast<HandlerOp*>(base);
+        Handler h = std::move(self->handler);
+        auto ex = asio::get_associated_executor(h, self->engine->ex_);
+        free(self);
+        // On the loop's own thread this resumes the coroutine right here.
+        asio::dispatch(ex, [h = std::move(h), r]() mutable { std::move(h)(r); });
+    }
+    static void do_destroy(Op* base) { free(static_cast<HandlerOp*>(base)); }
+};
+
+template <class Prep>
+asio::awaitable<Engine::OpResult> Engine::run_op(RingKind k, unsigned nsqe, Prep prep) {
+    auto init = [this, k, nsqe, &prep](auto handler) {
+        using H = decltype(handler);
+        auto* op = HandlerOp<H>::make(std::move(handler));
+        op->engine = this;
+        start_op(op, k, nsqe, &prep, [](void* ctx, Engine& e, Ring& r, io_uring_sqe** sqes) {
+            return (*static_cast<Prep*>(ctx))(e, r, sqes);
+        });
+    };
+    co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(OpResult)>(
+        init, asio::use_awaitable);
+}
+
+template <class F>
+asio::awaitable<int> Engine::fallback(F f) {
+    ++stats_.fallback_ops;
+    if (!opts_.blocking_pool) co_return f();
+    auto home = ex_;
+    co_await asio::post(*opts_.blocking_pool, asio::use_awaitable);
+    int r = f();
+    co_await asio::post(home, asio::use_awaitable);
+    co_return r;
+}
+
+}  // namespace daxsmbd::server::io
