@@ -22,9 +22,11 @@
 
 #include "protocol/access_mask.h"
 #include "protocol/file_info.h"
+#include "server/buffer_pool.h"
 #include "server/connection.h"
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
+#include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/server.h"
@@ -285,51 +287,6 @@ struct CopyOutcome {
     uint32_t total_bytes_written = 0;
 };
 
-// Copies one chunk; returns the bytes copied and sets `err` on failure. copy_file_range keeps
-// the data in the kernel (and lets file systems share extents); an overlapping copy inside one
-// file, or file systems that refuse it, go through a buffer holding the whole chunk (at most
-// 1 MiB), so overlapping source bytes are read before they are overwritten
-// (smbtorture smb2.ioctl.copy_chunk_src_is_dest_overlap).
-size_t copy_chunk(int src, int dst, bool same_file, uint64_t src_off, uint64_t dst_off, size_t len,
-                  int& err) {
-    err = 0;
-    const bool overlap = same_file && src_off < dst_off + len && dst_off < src_off + len;
-    size_t done = 0;
-    if (!overlap) {
-        while (done < len) {
-            loff_t in = loff_t(src_off + done), out = loff_t(dst_off + done);
-            ssize_t n = ::copy_file_range(src, &in, dst, &out, len - done, 0);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            done += size_t(n);
-        }
-        if (done == len) return done;
-    }
-    std::vector<std::byte> buf(len - done);
-    size_t got = 0;
-    while (got < buf.size()) {
-        ssize_t n = ::pread(src, buf.data() + got, buf.size() - got, off_t(src_off + done + got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            err = errno;
-            return done;
-        }
-        if (n == 0) break;
-        got += size_t(n);
-    }
-    size_t put = 0;
-    while (put < got) {
-        ssize_t n = ::pwrite(dst, buf.data() + put, got - put, off_t(dst_off + done + put));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            err = n < 0 ? errno : EIO;
-            return done + put;
-        }
-        put += size_t(n);
-    }
-    return done + put;
-}
-
 asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req,
                                     std::shared_ptr<Open> dest) {
     const bool is_write = req.ctl_code == fsctl::kSrvCopychunkWrite;
@@ -376,48 +333,62 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
         }
     }
     if (result.status == NtStatus::Success) {
-        const int src_fd = source->fd, dst_fd = dest->fd;
-        const bool same_file = source->device == dest->device && source->file_id == dest->file_id;
-        const auto& chunks = cc->chunks;
-        // By reference: everything captured lives in this coroutine's frame (and a lambda that
-        // owns a container trips a g++ 12 coroutine bug that destroys it twice).
-        result = co_await ctx.blocking([&]() {
-            CopyOutcome r;
-            for (const auto& c : chunks) {
-                struct stat st;
-                if (::fstat(src_fd, &st) != 0) {
-                    r.status = errno_to_status(errno);
-                    break;
-                }
-                // A source range past the end of the file is refused before anything of the
-                // chunk is written; the chunks before it stay written.
-                if (c.source_offset > uint64_t(st.st_size) ||
-                    c.length > uint64_t(st.st_size) - c.source_offset) {
-                    r.status = kStatusInvalidViewSize;
-                    break;
-                }
-                uint64_t target = c.target_offset;
-                if (target == ~0ull) {  // "at the end of the file"
-                    struct stat dt;
-                    if (::fstat(dst_fd, &dt) != 0) {
-                        r.status = errno_to_status(errno);
-                        break;
-                    }
-                    target = uint64_t(dt.st_size);
-                }
-                int err = 0;
-                size_t n =
-                    copy_chunk(src_fd, dst_fd, same_file, c.source_offset, target, c.length, err);
-                r.total_bytes_written += uint32_t(n);
-                if (err || n != c.length) {
-                    r.status = err ? errno_to_status(err) : NtStatus::UnexpectedIoError;
-                    r.chunk_bytes_written = uint32_t(n);
-                    break;
-                }
-                ++r.chunks_written;
+        // Through the data paths of both opens (server/io): the io_uring block path, or the DAX
+        // mapping, as READ and WRITE would. Each chunk (at most kCopyMaxChunkSize) is read whole
+        // into a pool buffer before any of it is written, so an overlapping copy inside one
+        // file reads the source bytes before they are overwritten (smbtorture
+        // smb2.ioctl.copy_chunk_src_is_dest_overlap).
+        std::shared_ptr<io::DataPath> from = io::data_path_of(*source);
+        std::shared_ptr<io::DataPath> to = io::data_path_of(*dest);
+        const bool append_only = !(dest->granted_access & am::kFileWriteData);
+        for (const auto& c : cc->chunks) {
+            auto src_size = co_await from->file_size({ctx.io(), source->path});
+            if (!src_size) {
+                result.status = src_size.status();
+                break;
             }
-            return r;
-        });
+            // A source range past the end of the file is refused before anything of the chunk
+            // is written; the chunks before it stay written.
+            if (c.source_offset > *src_size || c.length > *src_size - c.source_offset) {
+                result.status = kStatusInvalidViewSize;
+                break;
+            }
+            const bool to_eof = c.target_offset == ~0ull;  // "at the end of the file"
+            uint64_t target = c.target_offset;
+            if (to_eof) {
+                auto dst_size = co_await to->file_size({ctx.io(), dest->path});
+                if (!dst_size) {
+                    result.status = dst_size.status();
+                    break;
+                }
+                target = *dst_size;
+            }
+            PoolBuffer buf = BufferPool::global().acquire(c.length);
+            auto got =
+                co_await from->read({ctx.io(), source->path}, buf, c.length, c.source_offset);
+            if (!got) {
+                result.status = got.status();
+                break;
+            }
+            size_t put = 0;
+            if (*got > 0) {
+                auto w = co_await to->write({ctx.io(), dest->path}, Bytes(buf.data(), *got), target,
+                                            io::WriteMode{false, to_eof, append_only});
+                if (!w) {
+                    result.status = w.status();
+                    break;
+                }
+                put = *w;
+            }
+            result.total_bytes_written += uint32_t(put);
+            // The file shrank between the size check and the read.
+            if (put != c.length) {
+                result.status = NtStatus::UnexpectedIoError;
+                result.chunk_bytes_written = uint32_t(put);
+                break;
+            }
+            ++result.chunks_written;
+        }
     }
     SrvCopychunkResponse resp;
     resp.chunks_written = result.chunks_written;

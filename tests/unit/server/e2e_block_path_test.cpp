@@ -16,6 +16,7 @@
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
+#include "tests/unit/server/e2e_support.h"
 
 namespace daxsmbd::client {
 namespace {
@@ -24,26 +25,6 @@ using namespace protocol;
 namespace am = protocol::access_mask;
 
 constexpr uint32_t kRw = am::kFileGenericRead | am::kFileGenericWrite | am::kDelete;
-
-ByteVector pattern(size_t n, uint32_t seed) {
-    ByteVector v(n);
-    uint32_t x = seed * 2654435761u + 1;
-    for (auto& b : v) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = std::byte(x);
-    }
-    return v;
-}
-
-ByteVector file_contents(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::vector<char> v((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    ByteVector out(v.size());
-    if (!v.empty()) std::memcpy(out.data(), v.data(), v.size());
-    return out;
-}
 
 class E2eBlockPath : public ::testing::TestWithParam<bool> {
   protected:
@@ -134,6 +115,50 @@ TEST_P(E2eBlockPath, WriteReadFlushThroughTheRing) {
         EXPECT_FALSE(server_->server().engine(0).has_ring(server::io::RingKind::Polled)) << why;
         EXPECT_EQ(engine_total(&S::polled_ops), 0u);
     }
+}
+
+// Server-side copy (FSCTL_SRV_COPYCHUNK_WRITE) goes through the data paths too: chunks at
+// offsets, to the end of file, and overlapping inside one file land right, and the copy was
+// carried by the loop's ring (not copy_file_range/pread on the blocking pool).
+TEST_P(E2eBlockPath, CopychunkThroughTheRing) {
+    auto& c = *client_;
+    const ByteVector data = pattern((2 << 20) + 100, 4);
+    auto src = c.open("src.bin", kRw, create_disposition::kOverwriteIf);
+    auto dst = c.open("dst.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_EQ(src.status, NtStatus::Success);
+    ASSERT_EQ(dst.status, NtStatus::Success);
+    for (uint64_t off = 0; off < data.size(); off += 1 << 20) {
+        const size_t n = std::min<size_t>(1 << 20, data.size() - off);
+        ASSERT_EQ(c.write(src.body.file_id, off, Bytes(data).subspan(off, n)).status,
+                  NtStatus::Success);
+    }
+    using S = server::io::EngineStats;
+    const uint64_t sqes_before = engine_total(&S::sqes);
+    // Reversed order, then the tail to the end of file (target ~0).
+    const std::vector<SrvCopychunk> chunks = {
+        {1 << 20, 1 << 20, 1 << 20}, {0, 0, 1 << 20}, {2 << 20, ~0ull, 100}};
+    auto r = copychunk(c, src.body.file_id, dst.body.file_id, chunks);
+    ASSERT_EQ(r.status, NtStatus::Success);
+    EXPECT_EQ(r.body.chunks_written, 3u);
+    EXPECT_EQ(r.body.total_bytes_written, uint32_t(data.size()));
+    EXPECT_GT(engine_total(&S::sqes) - sqes_before, 3u) << "the copy did not go through io_uring";
+    EXPECT_EQ(engine_total(&S::fallback_ops), 0u);
+
+    // Overlapping inside one file: the source bytes are read before they are overwritten.
+    auto o = copychunk(c, src.body.file_id, src.body.file_id, {{0, 4096, 65536}});
+    ASSERT_EQ(o.status, NtStatus::Success);
+    EXPECT_EQ(o.body.total_bytes_written, 65536u);
+    // A source range past the end of file copies nothing of that chunk.
+    auto past = copychunk(c, src.body.file_id, dst.body.file_id, {{data.size() - 10, 0, 100}});
+    EXPECT_EQ(uint32_t(past.status), 0xC000001Fu);  // STATUS_INVALID_VIEW_SIZE
+    EXPECT_EQ(past.body.total_bytes_written, 0u);
+    EXPECT_EQ(c.close(src.body.file_id).status, NtStatus::Success);
+    EXPECT_EQ(c.close(dst.body.file_id).status, NtStatus::Success);
+
+    EXPECT_EQ(file_contents(server_->share_dir() + "/dst.bin"), data);
+    ByteVector overlapped = data;
+    std::copy(data.begin(), data.begin() + 65536, overlapped.begin() + 4096);
+    EXPECT_EQ(file_contents(server_->share_dir() + "/src.bin"), overlapped);
 }
 
 INSTANTIATE_TEST_SUITE_P(DirectIo, E2eBlockPath, ::testing::Values(false, true),

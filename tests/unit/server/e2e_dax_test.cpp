@@ -15,6 +15,7 @@
 
 #include "dax/stats.h"
 #include "protocol/access_mask.h"
+#include "protocol/ioctl.h"
 #include "protocol/write.h"
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
@@ -136,6 +137,30 @@ TEST_F(E2eDax, OverwriteTruncatesTheSharedMap) {
     EXPECT_GT(stats().reads, before.reads);
     ASSERT_TRUE(c_->close(second.body.file_id).ok());
     ASSERT_TRUE(c_->close(first.body.file_id).ok());
+}
+
+// A server-side copy on a DAX share reads and writes through the mappings, as READ and WRITE
+// do (each chunk one DAX read and one DAX write).
+TEST_F(E2eDax, CopychunkGoesThroughTheMapping) {
+    auto src = c_->open("csrc.bin", kRw, create_disposition::kOverwriteIf);
+    auto dst = c_->open("cdst.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_TRUE(src.ok());
+    ASSERT_TRUE(dst.ok());
+    ByteVector data = pattern(128 * 1024, 6);
+    ASSERT_TRUE(c_->write(src.body.file_id, 0, data).ok());
+    ASSERT_TRUE(c_->write(dst.body.file_id, 0, ByteVector(data.size())).ok());
+    const auto before = stats();
+    auto r =
+        copychunk(*c_, src.body.file_id, dst.body.file_id, {{65536, 65536, 65536}, {0, 0, 65536}});
+    ASSERT_EQ(r.status, NtStatus::Success);
+    EXPECT_EQ(r.body.chunks_written, 2u);
+    const auto after = stats();
+    EXPECT_EQ(after.reads - before.reads, 2);
+    EXPECT_EQ(after.writes - before.writes, 2);
+    EXPECT_EQ(after.fallbacks, before.fallbacks);
+    ASSERT_TRUE(c_->close(src.body.file_id).ok());
+    ASSERT_TRUE(c_->close(dst.body.file_id).ok());
+    EXPECT_EQ(file_contents(local("cdst.bin")), data);
 }
 
 }  // namespace

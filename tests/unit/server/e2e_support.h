@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "protocol/bytes.h"
+#include "protocol/ioctl.h"
 #include "protocol/status.h"
 #include "tests/client/smb2_client.h"
 
@@ -58,6 +59,50 @@ inline protocol::ByteVector file_contents(const std::string& path) {
     std::vector<char> v((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     protocol::ByteVector out(v.size());
     if (!v.empty()) std::memcpy(out.data(), v.data(), v.size());
+    return out;
+}
+
+// A server-side copy (MS-SMB2 3.3.5.15.6): FSCTL_SRV_REQUEST_RESUME_KEY on `source`, then
+// FSCTL_SRV_COPYCHUNK_WRITE of `chunks` on `dest`. The status of the copy and its
+// SRV_COPYCHUNK_RESPONSE.
+struct CopychunkReply {
+    NtStatus status = NtStatus::InternalError;
+    bool from_server = false;
+    protocol::SrvCopychunkResponse body;
+};
+inline CopychunkReply copychunk(Smb2Client& c, const protocol::FileId& source,
+                                const protocol::FileId& dest,
+                                const std::vector<protocol::SrvCopychunk>& chunks) {
+    CopychunkReply out;
+    protocol::IoctlRequest rk;
+    rk.ctl_code = protocol::fsctl::kSrvRequestResumeKey;
+    rk.file_id = source;
+    rk.max_output_response = protocol::SrvRequestResumeKeyResponse::kSize;
+    auto key_reply = c.ioctl(rk);
+    if (!key_reply.ok()) {
+        out.status = key_reply.status;
+        out.from_server = key_reply.from_server;
+        return out;
+    }
+    auto key = protocol::SrvRequestResumeKeyResponse::decode(key_reply.body.output);
+    if (!key) return out;
+    protocol::SrvCopychunkCopy copy;
+    copy.source_key = key->resume_key;
+    copy.chunks = chunks;
+    protocol::ByteVector input;
+    protocol::ByteWriter w(input);
+    copy.encode(w);
+    protocol::IoctlRequest cc;
+    cc.ctl_code = protocol::fsctl::kSrvCopychunkWrite;
+    cc.file_id = dest;
+    cc.input = input;
+    cc.max_output_response = protocol::SrvCopychunkResponse::kSize;
+    auto reply = c.ioctl(cc);
+    out.status = reply.status;
+    out.from_server = reply.from_server;
+    if (reply.from_server) {
+        if (auto r = protocol::SrvCopychunkResponse::decode(reply.body.output)) out.body = *r;
+    }
     return out;
 }
 
