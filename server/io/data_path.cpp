@@ -15,19 +15,22 @@ namespace am = protocol::access_mask;
 
 std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
                                          dax::MapRegistry& maps) {
+    // An open that neither reads nor writes data (attributes, delete, rename: CREATE gives it an
+    // O_PATH descriptor) gets a plain buffered block path: no O_DIRECT reopen (a descriptor with
+    // data access it was not granted) and no mapping.
+    constexpr uint32_t kDataAccess =
+        am::kFileReadData | am::kFileWriteData | am::kFileAppendData | am::kFileExecute;
+    if (open.is_directory || open.fd < 0 || !(open.granted_access & kDataAccess))
+        return std::make_shared<BlockDataPath>(open.fd, vfs::UniqueFd{}, 0, 0, BlockOptions{});
+
     BlockOptions o;
     o.direct_io = share.config.direct_io;
     o.io_poll = share.config.direct_io && share.config.io_poll && share.io_poll_usable;
     o.io_sqpoll = share.config.io_sqpoll;
     std::shared_ptr<DataPath> block = BlockDataPath::open(open.fd, o);
+    if (!share.dax) return block;
 
-    // DAX share: the open joins its file's mapping, unless it cannot be served from one (a
-    // directory, or an open without data access that never reads or writes). The map is shared
-    // by all opens of the file.
-    constexpr uint32_t kDataAccess =
-        am::kFileReadData | am::kFileWriteData | am::kFileAppendData | am::kFileExecute;
-    if (!share.dax || open.is_directory || open.fd < 0 || !(open.granted_access & kDataAccess))
-        return block;
+    // DAX share: the open joins its file's mapping, shared by all opens of the file.
     std::shared_ptr<dax::FileMap> map =
         maps.acquire(open.device, open.file_id, open.fd, *share.dax);
     if (!map) {

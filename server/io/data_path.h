@@ -92,7 +92,8 @@ class DataPath {
 
 // Chooses and opens the data path of a new open of a regular file: the DAX path when the share
 // serves its files through DAX mappings (Share::dax) and the open reads or writes data, else
-// the block path with the share's options. Blocking (statx, a second open, mapping): call it on
+// the block path with the share's options (a plain buffered one for an open without data
+// access). Blocking (statx, a second open, mapping): call it on
 // the blocking pool, as CREATE does.
 std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
                                          dax::MapRegistry& maps);

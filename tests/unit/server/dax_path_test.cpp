@@ -255,5 +255,28 @@ TEST_F(DaxPath, OpenDataPathChoosesByShareAndAccess) {
     EXPECT_EQ(open_data_path(plain_share, *reader, maps)->name(), "block");
 }
 
+// With direct io = yes, an open that reads or writes data gets the O_DIRECT descriptor; one
+// without data access gets no reopen at all (a descriptor with access it was not granted).
+TEST_F(DaxPath, OpenDataPathReopensDirectOnlyForDataAccess) {
+    Share direct_share;
+    direct_share.config.direct_io = true;
+    dax::MapRegistry maps;
+    auto make_open = [&](uint32_t access) {
+        auto o = std::make_shared<Open>();
+        o->fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+        o->granted_access = access;
+        o->path = "f";
+        return o;
+    };
+    auto reader = make_open(am::kFileReadData);
+    auto attributes_only = make_open(am::kFileReadAttributes);
+    auto r = std::dynamic_pointer_cast<BlockDataPath>(open_data_path(direct_share, *reader, maps));
+    auto a = std::dynamic_pointer_cast<BlockDataPath>(
+        open_data_path(direct_share, *attributes_only, maps));
+    ASSERT_TRUE(r && a);
+    EXPECT_FALSE(a->direct());
+    if (!r->direct()) GTEST_SKIP() << "the file system under /tmp offers no direct I/O";
+}
+
 }  // namespace
 }  // namespace daxsmbd::server::io
