@@ -17,9 +17,16 @@
 namespace daxsmbd::dax {
 
 struct Chunk {
-    pmem2_map* map = nullptr;
+    // The chunk's address range is reserved beyond what is mapped (`reserved` bytes from base), so
+    // that growth of the file maps only the new tail behind the mapped bytes (`pieces`, in file
+    // order), leaving the existing pages, their page-table entries and every pin where they are.
+    pmem2_vm_reservation* rsv = nullptr;
+    size_t reserved = 0;
+    std::vector<pmem2_map*> pieces;
     std::byte* base = nullptr;
-    size_t length = 0;         // bytes mapped (a page multiple)
+    // Bytes mapped from base (a page multiple). Grows (release) under FileMap::mu_ while pins
+    // exist; a pinner checks it (acquire) after pinning.
+    std::atomic<size_t> length{0};
     uint64_t file_offset = 0;  // file offset of base
     size_t index = 0;          // slot
     bool map_sync = false;     // cache flush alone makes stores durable
@@ -39,6 +46,28 @@ struct FileMap::Slot {
 namespace {
 
 constexpr size_t kGranule = 64 * 1024;
+// Reservations are multiples of this and aligned to it (huge-page faults need a 2 MiB aligned
+// address), at least this large, and twice what is mapped at first so that appends extend the
+// mapping in place and a remap happens only when the file has doubled.
+constexpr size_t kReserveAlign = size_t(2) << 20;
+
+size_t round_up(size_t v, size_t to) {
+    return (v + to - 1) / to * to;
+}
+
+// A reservation of `size` bytes at a 2 MiB aligned address when one is free (the probe mapping
+// is released before the reservation takes the aligned part of it; should another thread take
+// that range in between, any address will do).
+int reserve_address_range(pmem2_vm_reservation** rsv, size_t size) {
+    void* probe = ::mmap(nullptr, size + kReserveAlign, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (probe != MAP_FAILED) {
+        void* aligned = reinterpret_cast<void*>(round_up(uintptr_t(probe), kReserveAlign));
+        ::munmap(probe, size + kReserveAlign);
+        if (pmem2_vm_reservation_new(rsv, aligned, size) == 0) return 0;
+    }
+    return pmem2_vm_reservation_new(rsv, nullptr, size);
+}
 
 std::string pmem2_error(const char* what, int rc) {
     return std::string(what) + ": " + pmem2_errormsg() + " (" + std::to_string(rc) + ")";
@@ -139,13 +168,9 @@ size_t FileMap::live_chunks() const {
     return n;
 }
 
-Chunk* FileMap::map_chunk(size_t index, std::string* why) {
-    const uint64_t start = uint64_t(index) * opts_.chunk_size;
-    const uint64_t end = std::min<uint64_t>(start + opts_.chunk_size, mappable_end());
-    if (end <= start) {
-        if (why) *why = "range beyond the mappable end of the file";
-        return nullptr;
-    }
+// Maps file bytes [file_offset, file_offset + len) at `rsv_offset` inside the reservation.
+pmem2_map* FileMap::map_piece(pmem2_vm_reservation* rsv, size_t rsv_offset, uint64_t file_offset,
+                              size_t len, std::string* why) {
     pmem2_config* cfg = nullptr;
     pmem2_source* src = nullptr;
     pmem2_map* map = nullptr;
@@ -153,15 +178,38 @@ Chunk* FileMap::map_chunk(size_t index, std::string* why) {
     if (rc == 0)
         rc = pmem2_config_set_required_store_granularity(
             cfg, opts_.require_sync ? PMEM2_GRANULARITY_CACHE_LINE : PMEM2_GRANULARITY_PAGE);
-    if (rc == 0) rc = pmem2_config_set_offset(cfg, size_t(start));
-    if (rc == 0) rc = pmem2_config_set_length(cfg, size_t(end - start));
+    if (rc == 0) rc = pmem2_config_set_offset(cfg, size_t(file_offset));
+    if (rc == 0) rc = pmem2_config_set_length(cfg, len);
+    if (rc == 0) rc = pmem2_config_set_vm_reservation(cfg, rsv, rsv_offset);
     if (rc == 0 && !writable_) rc = pmem2_config_set_protection(cfg, PMEM2_PROT_READ);
     if (rc == 0) rc = pmem2_source_from_fd(&src, fd_);
     if (rc == 0) rc = pmem2_map_new(&map, cfg, src);
     if (rc != 0 && why) *why = pmem2_error("libpmem2 mapping refused", rc);
     if (src) pmem2_source_delete(&src);
     if (cfg) pmem2_config_delete(&cfg);
-    if (rc != 0) return nullptr;
+    return rc == 0 ? map : nullptr;
+}
+
+Chunk* FileMap::map_chunk(size_t index, std::string* why) {
+    const uint64_t start = uint64_t(index) * opts_.chunk_size;
+    const uint64_t end = std::min<uint64_t>(start + opts_.chunk_size, mappable_end());
+    if (end <= start) {
+        if (why) *why = "range beyond the mappable end of the file";
+        return nullptr;
+    }
+    const size_t len = size_t(end - start);
+    const size_t reserve =
+        std::min(opts_.chunk_size, round_up(std::max(2 * len, kReserveAlign), kReserveAlign));
+    pmem2_vm_reservation* rsv = nullptr;
+    if (int rc = reserve_address_range(&rsv, reserve); rc != 0) {
+        if (why) *why = pmem2_error("address range reservation", rc);
+        return nullptr;
+    }
+    pmem2_map* map = map_piece(rsv, 0, start, len, why);
+    if (!map) {
+        pmem2_vm_reservation_delete(&rsv);
+        return nullptr;
+    }
 
     Slot& slot = slots_[index];
     if (!slot.dirty_storage) {
@@ -179,9 +227,11 @@ Chunk* FileMap::map_chunk(size_t index, std::string* why) {
         c = new Chunk;
         all_chunks_.push_back(c);
     }
-    c->map = map;
-    c->base = static_cast<std::byte*>(pmem2_map_get_address(map));
-    c->length = pmem2_map_get_size(map);
+    c->rsv = rsv;
+    c->reserved = pmem2_vm_reservation_get_size(rsv);
+    c->pieces.assign(1, map);
+    c->base = static_cast<std::byte*>(pmem2_vm_reservation_get_address(rsv));
+    c->length.store(pmem2_map_get_size(map), std::memory_order_release);
     c->file_offset = start;
     c->index = index;
     c->map_sync = pmem2_map_get_store_granularity(map) != PMEM2_GRANULARITY_PAGE;
@@ -190,6 +240,28 @@ Chunk* FileMap::map_chunk(size_t index, std::string* why) {
     slot.chunk.store(c, std::memory_order_seq_cst);
     Stats::global().maps.add(1);
     return c;
+}
+
+// Under mu_. Maps the chunk's file range up to `need_end` (and on to the mappable end) behind
+// what is mapped, inside its reservation. False when the reservation is too small or libpmem2
+// refuses: the caller remaps the chunk.
+bool FileMap::extend_chunk(Chunk* c, uint64_t need_end) {
+    const size_t have = c->length.load(std::memory_order_relaxed);
+    const uint64_t end = std::min<uint64_t>(
+        {c->file_offset + c->reserved, c->file_offset + opts_.chunk_size, mappable_end()});
+    if (end < need_end || end <= c->file_offset + have) return false;
+    pmem2_map* map = map_piece(c->rsv, have, c->file_offset + have,
+                               size_t(end - c->file_offset - have), nullptr);
+    if (!map) return false;
+    if ((pmem2_map_get_store_granularity(map) != PMEM2_GRANULARITY_PAGE) != c->map_sync) {
+        // Cannot happen for one file; a chunk keeps one durability rule, so remap instead.
+        pmem2_map_delete(&map);
+        return false;
+    }
+    c->pieces.push_back(map);
+    c->length.store(have + pmem2_map_get_size(map), std::memory_order_release);
+    Stats::global().extends.add(1);
+    return true;
 }
 
 void FileMap::retire(size_t index) {
@@ -206,9 +278,12 @@ void FileMap::try_reclaim(Chunk* c) {
     if (c->pins.sum(std::memory_order_seq_cst) != 0) return;
     c->reclaimed = true;
     flush_dirty_of(c, false);
-    pmem2_map_delete(&c->map);
+    for (auto it = c->pieces.rbegin(); it != c->pieces.rend(); ++it)
+        pmem2_map_delete(&*it);
+    c->pieces.clear();
+    pmem2_vm_reservation_delete(&c->rsv);
     c->base = nullptr;
-    c->length = 0;
+    c->length.store(0, std::memory_order_relaxed);
     free_chunks_.push_back(c);
     Stats::global().unmaps.add(1);
 }
@@ -241,19 +316,23 @@ std::optional<MappedRange> FileMap::pin(uint64_t offset, size_t len, bool for_wr
     Slot& slot = slots_[index];
     for (int attempt = 0; attempt < 8; ++attempt) {
         Chunk* c = slot.chunk.load(std::memory_order_acquire);
-        if (!c || c->file_offset + c->length < need_end) {
+        if (!c || c->file_offset + c->length.load(std::memory_order_acquire) < need_end) {
             std::lock_guard lk(mu_);
             c = slot.chunk.load(std::memory_order_acquire);
-            if (!c || c->file_offset + c->length < need_end) {
-                if (c) retire(index);  // growth: only this chunk is remapped
-                c = map_chunk(index, why);
-                if (!c) return std::nullopt;
+            if (!c || c->file_offset + c->length.load(std::memory_order_acquire) < need_end) {
+                // Growth: the chunk's mapping is extended in place, or, when it has outgrown
+                // its reservation, only this chunk is remapped.
+                if (!c || !extend_chunk(c, need_end)) {
+                    if (c) retire(index);
+                    c = map_chunk(index, why);
+                    if (!c) return std::nullopt;
+                }
             }
         }
         const size_t shard = c->pins.add(1, std::memory_order_seq_cst);
         if (!c->retired.load(std::memory_order_seq_cst) &&
             slot.chunk.load(std::memory_order_seq_cst) == c &&
-            c->file_offset + c->length >= need_end) {
+            c->file_offset + c->length.load(std::memory_order_acquire) >= need_end) {
             MappedRange r;
             r.owner_ = this;
             r.chunk_ = c;
@@ -296,7 +375,8 @@ bool FileMap::flush_dirty_of(Chunk* c, bool clear) {
     if (!bits || !c->base) return true;
     bool ok = true;
     FlushCtx ctx{&flusher_};
-    const size_t granules = (c->length + granule_ - 1) / granule_;
+    const size_t length = c->length.load(std::memory_order_acquire);
+    const size_t granules = (length + granule_ - 1) / granule_;
     for (size_t w = 0; w * 64 < granules; ++w) {
         uint64_t word = clear ? bits[w].exchange(0, std::memory_order_acq_rel)
                               : bits[w].load(std::memory_order_acquire);
@@ -305,9 +385,9 @@ bool FileMap::flush_dirty_of(Chunk* c, bool clear) {
             word &= word - 1;
             if (g >= granules) break;
             std::byte* p = c->base + g * granule_;
-            const size_t n = std::min(granule_, c->length - g * granule_);
+            const size_t n = std::min(granule_, length - g * granule_);
             if (c->map_sync) {
-                ok &= guarded_copy(p, p, n, c->base, c->length, flush_as_copy, &ctx);
+                ok &= guarded_copy(p, p, n, c->base, length, flush_as_copy, &ctx);
             } else {
                 ok &= msync_range(p, n);
             }
@@ -528,7 +608,7 @@ void FileMap::truncated(uint64_t new_size) {
             }
         }
         Chunk* c = slots_[i].chunk.load();
-        if (c && c->file_offset + c->length > mend) retire(i);
+        if (c && c->file_offset + c->length.load(std::memory_order_relaxed) > mend) retire(i);
     }
 }
 

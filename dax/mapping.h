@@ -2,10 +2,13 @@
 // that file, made of fixed-size chunks mapped with libpmem2 on demand.
 //
 // Chunks: chunk i maps file bytes [i*C, min((i+1)*C, mappable end)), C = MapOptions::chunk_size.
-// A file larger than any single mapping works chunk by chunk, and growth remaps only the last
-// chunk. libpmem2 maps whole pages that lie inside the file, so the mappable end is the file size
-// rounded down to a page: a request touching the partial last page (or beyond the chunk table) is
-// not served here and goes to the block path.
+// A file larger than any single mapping works chunk by chunk. Each chunk's mapping sits in a
+// reserved address range about twice as large as what was mapped first (at most the chunk size),
+// so growth of the file maps only the new tail into that range (existing pages, their page-table
+// entries and pins stay); only a chunk that outgrows its reservation is remapped. libpmem2 maps
+// whole pages that lie inside the file, so the mappable end is the file size rounded down to a
+// page: a request touching the partial last page (or beyond the chunk table) is not served here and
+// goes to the block path.
 //
 // Lifetime of a chunk mapping (no shared counter that every core hits): each chunk carries a
 // per-CPU pin count (dax/sharded_counter.h). A user pins the chunk (adds 1 to its CPU's shard with
@@ -37,6 +40,7 @@
 #include "dax/sharded_counter.h"
 
 struct pmem2_map;
+struct pmem2_vm_reservation;
 
 namespace daxsmbd::dax {
 
@@ -133,6 +137,9 @@ class FileMap {
     void retire(size_t index);  // under mu_
     void try_reclaim(Chunk* c);
     Chunk* map_chunk(size_t index, std::string* why);  // under mu_
+    bool extend_chunk(Chunk* c, uint64_t need_end);    // under mu_
+    pmem2_map* map_piece(pmem2_vm_reservation* rsv, size_t rsv_offset, uint64_t file_offset,
+                         size_t len, std::string* why);
     uint64_t mappable_end() const;
     void mark_dirty(size_t index, uint64_t chunk_off, size_t len);
     bool flush_dirty_of(Chunk* c, bool clear);

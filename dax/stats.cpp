@@ -7,7 +7,7 @@ std::string StatsSnapshot::to_string() const {
            " writes=" + std::to_string(writes) + " write_bytes=" + std::to_string(write_bytes) +
            " persists=" + std::to_string(persists) + " fallbacks=" + std::to_string(fallbacks) +
            " media_errors=" + std::to_string(media_errors) + " maps=" + std::to_string(maps) +
-           " unmaps=" + std::to_string(unmaps);
+           " unmaps=" + std::to_string(unmaps) + " extends=" + std::to_string(extends);
 }
 
 Stats& Stats::global() {
@@ -26,6 +26,7 @@ StatsSnapshot Stats::snapshot() const {
     s.media_errors = media_errors.sum();
     s.maps = maps.sum();
     s.unmaps = unmaps.sum();
+    s.extends = extends.sum();
     return s;
 }
 

@@ -19,6 +19,7 @@ struct StatsSnapshot {
     int64_t media_errors = 0;  // SIGBUS inside the file: STATUS_UNEXPECTED_IO_ERROR
     int64_t maps = 0;          // chunk mappings made
     int64_t unmaps = 0;        // chunk mappings dropped (truncate, growth, close, errors)
+    int64_t extends = 0;       // chunk mappings grown in place (appends; no remap)
 
     // "dax: reads=... read_bytes=... ..." (one line, key=value).
     std::string to_string() const;
@@ -29,7 +30,7 @@ class Stats {
     static Stats& global();
 
     ShardedCounter reads, read_bytes, writes, write_bytes, persists, fallbacks, media_errors, maps,
-        unmaps;
+        unmaps, extends;
 
     StatsSnapshot snapshot() const;
 };

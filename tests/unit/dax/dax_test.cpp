@@ -270,6 +270,47 @@ TEST(DaxMap, GrowthRemapsOnlyTheLastChunk) {
         << "each remap of chunk 1 unmaps the old one; chunk 2 is new";
 }
 
+// Appending page by page (a file copied to the share, a log) must not remap the chunk on every
+// write: each remap throws away the page-table entries of the whole file, so every later access
+// faults again. The chunk's mapping grows in place inside a reserved address range (doubling
+// when the reservation is outgrown), so a range pinned before the growth keeps its address.
+TEST(DaxMap, AppendsGrowTheMappingInPlace) {
+    TempFile f(0);
+    MapOptions o = test_options();
+    o.chunk_size = size_t(32) << 20;
+    auto m = FileMap::create(f.fd(), o);
+    ASSERT_TRUE(m);
+    const auto before = Stats::global().snapshot();
+    ASSERT_EQ(m->write(0, pattern(4096, 0), true).outcome, IoOutcome::Done);
+    auto first = m->pin(0, 4096, false);
+    ASSERT_TRUE(first);
+    std::byte* page0 = first->bytes().data();
+    first->reset();
+
+    constexpr uint64_t kEnd = uint64_t(5) << 20;  // 1280 appends of one page
+    for (uint64_t off = 4096; off < kEnd; off += 4096) {
+        IoResult w = m->write(off, pattern(4096, unsigned(off / 4096)), false);
+        ASSERT_EQ(w.outcome, IoOutcome::Done) << w.why << " at " << off;
+        if (off == 64 * 4096) {
+            // Still the first mapping (the reservation covers it): same address.
+            auto again = m->pin(0, 4096, false);
+            ASSERT_TRUE(again);
+            EXPECT_EQ(again->bytes().data(), page0);
+        }
+    }
+    EXPECT_TRUE(m->persist());
+    const auto after = Stats::global().snapshot();
+    EXPECT_LE(after.maps - before.maps, 3) << "a remap per append";
+    EXPECT_GE(after.extends - before.extends, 1);
+    EXPECT_EQ(after.fallbacks, before.fallbacks);
+    EXPECT_EQ(m->live_chunks(), 1u);
+    for (uint64_t off = 0; off < kEnd; off += 4096)
+        ASSERT_EQ(pread_all(f.fd(), off, 4096), pattern(4096, unsigned(off / 4096))) << off;
+    std::vector<std::byte> buf(4096);
+    ASSERT_EQ(m->read(kEnd - 4096, buf).outcome, IoOutcome::Done);
+    EXPECT_EQ(buf, pattern(4096, unsigned(kEnd / 4096 - 1)));
+}
+
 TEST(DaxMap, AMappingIsNotUnmappedWhilePinned) {
     TempFile f(4 * kChunk);
     auto m = FileMap::create(f.fd(), test_options());
