@@ -84,6 +84,7 @@ std::string_view status_name(NtStatus s) {
         N(NotFound, "STATUS_NOT_FOUND")
         N(DuplicateObjectId, "STATUS_DUPLICATE_OBJECTID")
         N(NotAReparsePoint, "STATUS_NOT_A_REPARSE_POINT")
+        N(RequestOutOfSequence, "STATUS_REQUEST_OUT_OF_SEQUENCE")
         N(FileNotAvailable, "STATUS_FILE_NOT_AVAILABLE")
         N(BadData, "STATUS_BAD_DATA")
         N(InvalidSignature, "STATUS_INVALID_SIGNATURE")

@@ -84,6 +84,7 @@ enum class NtStatus : uint32_t {
     NotFound = 0xC0000225,
     DuplicateObjectId = 0xC000022A,
     NotAReparsePoint = 0xC0000275,
+    RequestOutOfSequence = 0xC000042A,
     FileNotAvailable = 0xC0000467,
     BadData = 0xC000090B,
     InvalidSignature = 0xC000A000,
@@ -91,12 +92,18 @@ enum class NtStatus : uint32_t {
     SmbBadClusterDialect = 0xC05D0001,
 };
 
-constexpr uint32_t to_u32(NtStatus s) { return static_cast<uint32_t>(s); }
+constexpr uint32_t to_u32(NtStatus s) {
+    return static_cast<uint32_t>(s);
+}
 
 // True for error and warning severities that make SMB2 send an ERROR body (MS-SMB2 3.3.4.4);
 // callers special-case the documented exceptions (MORE_PROCESSING on SESSION_SETUP, ...).
-constexpr bool is_error(NtStatus s) { return (to_u32(s) >> 30) == 3; }
-constexpr bool is_warning(NtStatus s) { return (to_u32(s) >> 30) == 2; }
+constexpr bool is_error(NtStatus s) {
+    return (to_u32(s) >> 30) == 3;
+}
+constexpr bool is_warning(NtStatus s) {
+    return (to_u32(s) >> 30) == 2;
+}
 
 // "STATUS_ACCESS_DENIED" style name for logs; hex text for values without a name here.
 std::string_view status_name(NtStatus s);

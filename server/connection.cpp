@@ -168,13 +168,17 @@ static uint64_t charge_payload(Command cmd, Bytes elem) {
 
 Status Connection::verify_signature(Session& s, Bytes elem, const Header& hdr) {
     if (!s.signer) return Error(NtStatus::AccessDenied);
+    return verify_signature(*s.signer, elem, hdr);
+}
+
+Status Connection::verify_signature(auth::Signer& signer, Bytes elem, const Header& hdr) {
     // The frame buffer is ours: zero the signature in place to compute, then restore it.
     auto* p = const_cast<std::byte*>(elem.data()) + kSignatureOffset;
     std::array<std::byte, 16> sig;
     std::memcpy(sig.data(), p, 16);
     std::memset(p, 0, 16);
     std::array<Bytes, 1> frags{elem};
-    bool ok = s.signer->verify(frags, hdr.message_id, false, hdr.command == Command::Cancel, sig);
+    bool ok = signer.verify(frags, hdr.message_id, false, hdr.command == Command::Cancel, sig);
     std::memcpy(p, sig.data(), 16);
     if (!ok) return Error(NtStatus::AccessDenied);
     return {};
@@ -239,7 +243,11 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
         } else if (out.size() > 1 && !el.data) {
             el.bytes.resize((el.bytes.size() + 7) & ~size_t(7));
         }
-        if (!seal_with && el.sign && el.sign_with && el.sign_with->signer) {
+        auth::Signer* signer =
+            el.own_signer
+                ? el.own_signer.get()
+                : (el.sign_with && el.sign_with->signer ? el.sign_with->signer.get() : nullptr);
+        if (!seal_with && el.sign && signer) {
             // MS-SMB2 3.3.4.1.1: signature over the whole element including its padding.
             uint32_t f = load_le32(el.bytes.data() + kFlagsOffset) | flags::kSigned;
             store_le32(el.bytes.data() + kFlagsOffset, f);
@@ -247,7 +255,7 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
             std::vector<Bytes> frags{Bytes(el.bytes)};
             if (el.data) frags.push_back(el.data.span());
             uint64_t mid = load_le64(el.bytes.data() + 24);
-            auto sig = el.sign_with->signer->sign(frags, mid, true, false);
+            auto sig = signer->sign(frags, mid, true, false);
             std::memcpy(el.bytes.data() + kSignatureOffset, sig.data(), 16);
         }
         if (el.on_response) el.on_response(Bytes(el.bytes));
@@ -648,6 +656,10 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
         el.sign = true;
     if (ctx.force_sign && ctx.session && ctx.session->signer) el.sign = true;
     el.sign_with = ctx.session;
+    if (ctx.response_signer) {
+        el.own_signer = std::move(ctx.response_signer);
+        el.sign = true;
+    }
     el.encrypt_with = response_encryption(ctx, fs);
     el.on_response = std::move(ctx.on_response);
     fs.out.push_back(std::move(el));

@@ -93,6 +93,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         protocol::ByteVector bytes;  // header + body
         PoolBuffer data;             // optional gather fragment (READ data)
         std::shared_ptr<Session> sign_with;
+        std::unique_ptr<auth::Signer> own_signer;  // RequestContext::response_signer
         bool sign = false;
         // Session whose EncryptionKey seals the message this element goes out in (MS-SMB2
         // 3.3.4.1.4); a compound response gets one TRANSFORM_HEADER around all elements.
@@ -124,6 +125,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
                        uint16_t credits_granted, bool async, uint64_t async_id, uint64_t session_id,
                        uint32_t tree_id);
     Status verify_signature(Session& s, protocol::Bytes elem, const protocol::Header& hdr);
+    Status verify_signature(auth::Signer& signer, protocol::Bytes elem,
+                            const protocol::Header& hdr);
     // Decrypts a TRANSFORM message in place (MS-SMB2 3.3.5.2.1.1); the plaintext is
     // msg[52..]. Logs why and fails when the message must be dropped (the caller disconnects).
     Result<std::shared_ptr<Session>> open_transform(protocol::MutableBytes msg);

@@ -37,6 +37,10 @@ io::Engine& RequestContext::io() {
     return *conn.io_engine;
 }
 
+bool RequestContext::signature_valid(auth::Signer& signer) const {
+    return header.is_signed() && conn.verify_signature(signer, msg, header).ok();
+}
+
 asio::awaitable<Status> RequestContext::go_async() {
     co_return co_await conn.go_async(*this);
 }

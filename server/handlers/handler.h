@@ -83,6 +83,13 @@ class RequestContext {
     std::function<void(protocol::Bytes)> on_response;
     // Sign this response even if the dispatcher would not (final SESSION_SETUP, 3.3.5.5.3).
     bool force_sign = false;
+    // Signs this response instead of the session's signer: the answer to a SESSION_SETUP that
+    // names a session of another connection (a binding attempt) is signed with that session's
+    // key, which the client checks; a signer of its own because the session's belongs to the
+    // other connection's event loop.
+    std::unique_ptr<auth::Signer> response_signer;
+    // Checks this request's signature with `signer` (MS-SMB2 3.3.5.2.4).
+    bool signature_valid(auth::Signer& signer) const;
     // Disconnect after sending (or without sending if `suppress_response`).
     bool disconnect_after = false;
     bool suppress_response = false;

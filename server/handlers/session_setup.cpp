@@ -38,6 +38,7 @@ Status install_keys(Connection& conn, Session& s) {
     s.signer = std::make_unique<auth::Signer>(std::move(*signer));
     // Cipher keys whenever the connection negotiated encryption (3.3.5.5.3): the server's
     // EncryptionKey seals responses, its DecryptionKey opens requests.
+    s.cipher_id = is_smb3(d) ? conn.state.cipher_id : 0;
     if (is_smb3(d) && conn.state.cipher_id != 0) {
         auto enc = auth::SessionEncryption::create(conn.state.cipher_id, s.keys.encryption_key_s2c,
                                                    s.keys.decryption_key_c2s);
@@ -71,6 +72,54 @@ std::chrono::milliseconds note_logon_failure(Connection& conn, std::string_view 
     return delay;
 }
 
+// A signer of its own with `s`'s Session.SigningKey and algorithm (3.3.5.5.3), for answering on
+// another connection than the session's.
+std::unique_ptr<auth::Signer> copy_signer(const Session& s) {
+    if (!s.signer) return nullptr;
+    Bytes key = is_smb3(s.dialect)
+                    ? Bytes(s.keys.signing_key)
+                    : Bytes(reinterpret_cast<const std::byte*>(s.session_key.data()), 16);
+    auto signer = auth::Signer::create(s.signer->algorithm(), key);
+    if (!signer) return nullptr;
+    return std::make_unique<auth::Signer>(std::move(*signer));
+}
+
+// SESSION_SETUP naming a session this connection does not hold: a request to bind this
+// connection as another channel of it (SMB2_SESSION_FLAG_BINDING), or a client that mixed up
+// its sessions. A request signed with the session's key is answered signed with it, as Windows
+// and Samba do, so that the client sees the real status rather than a signature failure.
+// Binding checks in the order Windows applies them (smbtorture smb2.session.bind_negative_*);
+// binding itself needs multichannel, which daxsmbd does not offer yet, so a request that
+// passes every check is refused with STATUS_REQUEST_NOT_ACCEPTED (MS-SMB2 3.3.5.5).
+NtStatus session_setup_foreign(RequestContext& ctx, const SessionSetupRequest& req) {
+    auto& conn = ctx.conn;
+    std::shared_ptr<Session> s = conn.server.sessions.find(ctx.header.session_id);
+    if (!s || s->state != Session::State::Valid) return NtStatus::UserSessionDeleted;
+    std::unique_ptr<auth::Signer> signer = copy_signer(*s);
+    const bool verified = signer && ctx.signature_valid(*signer);
+    if (verified) ctx.response_signer = std::move(signer);
+    if (!req.is_binding()) return NtStatus::UserSessionDeleted;
+    if (!ctx.header.is_signed()) return NtStatus::InvalidParameter;
+    if (!verified) {
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session ", std::hex,
+                 s->id, std::dec, " refused: bad signature");
+        return NtStatus::AccessDenied;
+    }
+    using auth::SigningAlgorithm;
+    const SigningAlgorithm session_alg = s->signer->algorithm();
+    const SigningAlgorithm conn_alg = conn.signing_algorithm();
+    if (session_alg == SigningAlgorithm::AesGmac && conn_alg != session_alg)
+        return NtStatus::RequestOutOfSequence;
+    if (conn_alg == SigningAlgorithm::AesGmac && conn_alg != session_alg)
+        return NtStatus::NotSupported;
+    if (!is_smb3(conn.state.dialect)) return NtStatus::RequestNotAccepted;
+    if (s->cipher_id != (is_smb3(conn.state.dialect) ? conn.state.cipher_id : 0))
+        return NtStatus::InvalidParameter;
+    log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session ", std::hex,
+             s->id, std::dec, " refused: multichannel is not supported");
+    return NtStatus::RequestNotAccepted;
+}
+
 }  // namespace
 
 asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
@@ -79,9 +128,9 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     auto req = SessionSetupRequest::parse(ctx.msg);
     if (!req) co_return req.status();
 
-    // Multichannel binding arrives with the multichannel issue (3.3.5.5: a server without
-    // multichannel support answers STATUS_REQUEST_NOT_ACCEPTED).
-    if (req->flags & session_setup_flags::kBinding) co_return NtStatus::RequestNotAccepted;
+    if (req->is_binding() ||
+        (ctx.header.session_id != 0 && !conn.sessions.count(ctx.header.session_id)))
+        co_return session_setup_foreign(ctx, *req);
 
     std::shared_ptr<Session> s;
     if (ctx.header.session_id == 0) {

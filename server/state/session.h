@@ -70,6 +70,7 @@ struct Session {
     bool encrypt_data = false;
     bool reject_unencrypted = false;
     std::unique_ptr<auth::SessionEncryption> encryption;
+    uint16_t cipher_id = 0;  // the cipher its connection negotiated (0: none)
 
     // Authentication in progress.
     std::unique_ptr<auth::SpnegoAcceptor> acceptor;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "protocol/access_mask.h"
+#include "protocol/session_setup.h"
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
@@ -590,6 +591,67 @@ TEST_F(E2eSession, LargeReadWithoutEnoughChargeIsInvalidParameter) {
     co.credit_charge = 1;  // needs 4 (MS-SMB2 3.3.5.2.5)
     EXPECT_STATUS(c->call(Command::Read, rd, co), NtStatus::InvalidParameter);
     EXPECT_STATUS(c->close(cr.body.file_id), NtStatus::Success);
+}
+
+// ---- SESSION_SETUP naming another connection's session ---------------------------------------
+
+// A SESSION_SETUP for session `sid`, built and signed (or not) by `owner` (which holds the
+// session's key) with MessageId `mid` of the connection it will be sent on.
+ByteVector foreign_session_setup(Smb2Client& owner, uint64_t sid, uint64_t mid, bool binding,
+                                 bool sign) {
+    SessionSetupRequest req;
+    req.flags = binding ? session_setup_flags::kBinding : 0;
+    req.security_mode = security_mode::kSigningEnabled;
+    static const std::byte token[] = {std::byte{0x60}, std::byte{0x00}};  // never read
+    req.security_buffer = Bytes(token);
+    CallOptions co;
+    co.message_id = mid;
+    co.session_id = sid;
+    co.sign = sign;
+    return owner.build(Command::SessionSetup, req, co);
+}
+
+// Binding (MS-SMB2 3.3.5.5) needs multichannel, which the server does not offer: refused with
+// STATUS_REQUEST_NOT_ACCEPTED after the checks Windows makes first, and every answer signed
+// with the session's key so that the client can trust the status (smbtorture
+// smb2.session.bind_negative_*).
+TEST_F(E2eSession, BindingIsRefusedWithSignedStatuses) {
+    auto owner = connect();
+    ASSERT_STATUS(owner->negotiate(only(dialect::k311)), NtStatus::Success);
+    ASSERT_STATUS(owner->session_setup("alice", "pw"), NtStatus::Success);
+    const uint64_t sid = owner->session_id();
+
+    auto second = connect();
+    ASSERT_STATUS(second->negotiate(only(dialect::k311)), NtStatus::Success);
+    ASSERT_TRUE(second->send_frame(foreign_session_setup(*owner, sid, 1, true, true)));
+    auto r = second->wait_reply(1);
+    EXPECT_STATUS(r, NtStatus::RequestNotAccepted);
+    EXPECT_TRUE(r.header.flags & flags::kSigned);
+    // Unsigned: INVALID_PARAMETER, and unsigned since the request proved nothing.
+    ASSERT_TRUE(second->send_frame(foreign_session_setup(*owner, sid, 2, true, false)));
+    r = second->wait_reply(2);
+    EXPECT_STATUS(r, NtStatus::InvalidParameter);
+    EXPECT_FALSE(r.header.flags & flags::kSigned);
+    // Without the binding flag the session is not this connection's: USER_SESSION_DELETED,
+    // signed.
+    ASSERT_TRUE(second->send_frame(foreign_session_setup(*owner, sid, 3, false, true)));
+    r = second->wait_reply(3);
+    EXPECT_STATUS(r, NtStatus::UserSessionDeleted);
+    EXPECT_TRUE(r.header.flags & flags::kSigned);
+
+    // A 2.1 connection cannot bind at all; with a GMAC session the signing algorithm differs
+    // first (REQUEST_OUT_OF_SEQUENCE), as on Windows.
+    auto old = connect();
+    ASSERT_STATUS(old->negotiate(only(dialect::k210)), NtStatus::Success);
+    ASSERT_TRUE(old->send_frame(foreign_session_setup(*owner, sid, 1, true, true)));
+    r = old->wait_reply(1);
+    EXPECT_STATUS(r, owner->signing_algorithm() == auth::SigningAlgorithm::AesGmac
+                         ? NtStatus::RequestOutOfSequence
+                         : NtStatus::RequestNotAccepted);
+    EXPECT_TRUE(r.header.flags & flags::kSigned);
+
+    // The session goes on working on its own connection.
+    EXPECT_STATUS(owner->tree_connect("data"), NtStatus::Success);
 }
 
 }  // namespace
