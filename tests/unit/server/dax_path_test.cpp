@@ -28,23 +28,14 @@
 #include "server/state/open.h"
 #include "server/state/share.h"
 #include "server/vfs/dir.h"
+#include "tests/unit/server/e2e_support.h"
 
 namespace daxsmbd::server::io {
 namespace {
 
 namespace am = protocol::access_mask;
 
-std::vector<std::byte> pattern(size_t n, uint32_t seed) {
-    std::vector<std::byte> v(n);
-    uint32_t x = seed * 2654435761u + 1;
-    for (auto& b : v) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = std::byte(x);
-    }
-    return v;
-}
+using client::pattern;  // tests/unit/server/e2e_support.h
 
 // Runs `body` as a coroutine on a fresh io_context with an engine and waits for it.
 void run(std::function<asio::awaitable<void>(Engine&)> body) {

@@ -25,21 +25,12 @@
 #include "server/io/block_path.h"
 #include "server/io/uring_engine.h"
 #include "server/log.h"
+#include "tests/unit/server/e2e_support.h"
 
 namespace daxsmbd::server::io {
 namespace {
 
-std::vector<std::byte> pattern(size_t n, uint32_t seed) {
-    std::vector<std::byte> v(n);
-    uint32_t x = seed * 2654435761u + 1;
-    for (auto& b : v) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = std::byte(x);
-    }
-    return v;
-}
+using client::pattern;  // tests/unit/server/e2e_support.h
 
 // A temporary directory (on /tmp unless told otherwise), removed with its files.
 class TempDir {
