@@ -625,6 +625,14 @@ const ShareKey kShareKeys[] = {
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.io_poll, key, v);
      }},
+    {"aiowritesize",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         auto n = parse_size(v);
+         if (!n || *n > (uint64_t(1) << 30))
+             return bad_value(key, v, "a size up to 1G (0: every write on the loop)");
+         sh.aio_write_size = size_t(*n);
+         return std::nullopt;
+     }},
     {"iosqpoll",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.io_sqpoll, key, v);

@@ -53,6 +53,12 @@ struct ShareConfig {
     bool direct_io = false;
     bool io_poll = false;
     bool io_sqpoll = false;
+    // "aio write size" (Samba's meaning: writes larger than this are asynchronous): buffered
+    // writes up to this size are written on the event loop (a page cache copy), larger ones
+    // through io_uring. 0 = every write on the loop, 1 = none. Samba's default is 1; ours is
+    // 64 KiB because on file systems without non-blocking buffered writes (ext4) io_uring
+    // hands each write to a worker thread, which costs more than the copy.
+    size_t aio_write_size = 64 * 1024;
 };
 
 struct GlobalConfig {

@@ -84,6 +84,7 @@ BlockDataPath::BlockDataPath(int fd, vfs::UniqueFd direct_fd, uint32_t mem_align
         offset_align_ = offset_align;
     }
     ring_ = opts.io_sqpoll ? RingKind::SqPoll : RingKind::Normal;
+    aio_write_size_ = opts.aio_write_size;
     polled_ = direct_ && opts.io_poll;
 }
 
@@ -198,7 +199,12 @@ asio::awaitable<Result<size_t>> BlockDataPath::write(Caller c, protocol::Bytes d
                 co_return Error(errno_to_status(-r.sync));
         } else {
             ++counters_.buffered;
-            n = co_await io.write(ring_, fd_, src, want, off);
+            if (aio_write_size_ == 0 || want <= aio_write_size_) {
+                ++counters_.inline_writes;
+                n = co_await io.write_small_buffered(ring_, fd_, src, want, off);
+            } else {
+                n = co_await io.write(ring_, fd_, src, want, off);
+            }
         }
         if (n < 0) {
             if (transient(n) && ++retries < kMaxRetries) continue;
@@ -224,10 +230,13 @@ asio::awaitable<Status> BlockDataPath::flush(Caller c) {
     co_return Status{};
 }
 
-asio::awaitable<Result<uint64_t>> BlockDataPath::file_size(Caller c) {
+asio::awaitable<Result<uint64_t>> BlockDataPath::file_size(Caller) {
+    // On the loop, not through the ring: IORING_OP_STATX always runs on an io-wq worker (a
+    // thread hand-off each way for every WRITE that needs the end of file), while statx of an
+    // open descriptor on a local file system reads the in-memory inode and never waits.
     struct statx stx {};
-    int r = co_await c.io.statx(ring_, fd_, STATX_SIZE, &stx);
-    if (r < 0) co_return Error(errno_to_status(-r));
+    if (::statx(fd_, "", AT_EMPTY_PATH, STATX_SIZE, &stx) != 0)
+        co_return Error(errno_to_status(errno));
     co_return uint64_t(stx.stx_size);
 }
 

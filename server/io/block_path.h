@@ -37,6 +37,11 @@ struct BlockOptions {
     bool direct_io = false;
     bool io_poll = false;  // only with direct_io, and only if the device has poll queues
     bool io_sqpoll = false;
+    // "aio write size" (Samba's meaning): buffered writes larger than this go through
+    // io_uring; smaller ones are written on the loop (Engine::write_small_buffered). 0: all
+    // are written on the loop; 1: none.
+    size_t aio_write_size = kDefaultAioWriteSize;
+    static constexpr size_t kDefaultAioWriteSize = 64 * 1024;
 };
 
 class BlockDataPath final : public DataPath {
@@ -60,9 +65,10 @@ class BlockDataPath final : public DataPath {
     bool polled() const { return polled_.load(std::memory_order_relaxed); }
     // Requests (SQEs) by route, for tests and statistics.
     struct Counters {
-        std::atomic<uint64_t> direct{0};    // O_DIRECT reads and writes
-        std::atomic<uint64_t> buffered{0};  // through the page cache
-        std::atomic<uint64_t> bounced{0};   // direct writes copied to an aligned buffer first
+        std::atomic<uint64_t> direct{0};         // O_DIRECT reads and writes
+        std::atomic<uint64_t> buffered{0};       // through the page cache
+        std::atomic<uint64_t> bounced{0};        // direct writes copied to an aligned buffer first
+        std::atomic<uint64_t> inline_writes{0};  // buffered writes written on the loop
     };
     const Counters& counters() const { return counters_; }
     uint32_t offset_alignment() const { return offset_align_; }
@@ -82,7 +88,8 @@ class BlockDataPath final : public DataPath {
     uint32_t mem_align_ = 0;
     uint32_t offset_align_ = 0;
     RingKind ring_ = RingKind::Normal;  // buffered I/O, fsync, statx
-    std::atomic<bool> polled_{false};   // O_DIRECT I/O on the IOPOLL ring
+    size_t aio_write_size_ = BlockOptions::kDefaultAioWriteSize;
+    std::atomic<bool> polled_{false};  // O_DIRECT I/O on the IOPOLL ring
     Counters counters_;
 };
 

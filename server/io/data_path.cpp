@@ -27,6 +27,7 @@ std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
     o.direct_io = share.config.direct_io;
     o.io_poll = share.config.direct_io && share.config.io_poll && share.io_poll_usable;
     o.io_sqpoll = share.config.io_sqpoll;
+    o.aio_write_size = share.config.aio_write_size;
     std::shared_ptr<DataPath> block = BlockDataPath::open(open.fd, o);
     if (!share.dax) return block;
 

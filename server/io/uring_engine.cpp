@@ -29,9 +29,6 @@ const char* kind_name(RingKind k) {
 // Reads and writes are capped at 1 GiB per SQE (the result is an int); callers continue.
 constexpr size_t kMaxPerSqe = size_t(1) << 30;
 
-// statx of the descriptor itself needs a path; the kernel copies it while preparing.
-constexpr char kEmptyPath[] = "";
-
 }  // namespace
 
 struct Engine::Ring {
@@ -336,36 +333,22 @@ void Engine::complete(Op* op, unsigned slot, int res) {
 
 // ---------------------------------------------------------------------------------- operations
 
-asio::awaitable<int> Engine::read(RingKind k, int fd, std::byte* buf, size_t len, uint64_t offset) {
+asio::awaitable<int> Engine::transfer(RingKind k, Direction d, int fd, std::byte* buf, size_t len,
+                                      uint64_t offset) {
     len = std::min(len, kMaxPerSqe);
     if (!uring_available())
-        co_return co_await fallback([fd, buf, len, offset] {
-            ssize_t n = ::pread(fd, buf, len, off_t(offset));
+        co_return co_await fallback([d, fd, buf, len, offset] {
+            ssize_t n = d == Direction::Read ? ::pread(fd, buf, len, off_t(offset))
+                                             : ::pwrite(fd, buf, len, off_t(offset));
             return n < 0 ? -errno : int(n);
         });
-    auto prep = [fd, buf, len, offset](Engine& e, Ring& r, io_uring_sqe** s) {
+    auto prep = [d, fd, buf, len, offset](Engine& e, Ring& r, io_uring_sqe** s) {
         int idx = e.fixed_index(r, buf, len);
-        if (idx >= 0)
+        if (d == Direction::Read && idx >= 0)
             io_uring_prep_read_fixed(s[0], fd, buf, unsigned(len), offset, idx);
-        else
+        else if (d == Direction::Read)
             io_uring_prep_read(s[0], fd, buf, unsigned(len), offset);
-        return true;
-    };
-    OpResult r = co_await run_op(k, 1, prep);
-    co_return r.res[0];
-}
-
-asio::awaitable<int> Engine::write(RingKind k, int fd, const std::byte* buf, size_t len,
-                                   uint64_t offset) {
-    len = std::min(len, kMaxPerSqe);
-    if (!uring_available())
-        co_return co_await fallback([fd, buf, len, offset] {
-            ssize_t n = ::pwrite(fd, buf, len, off_t(offset));
-            return n < 0 ? -errno : int(n);
-        });
-    auto prep = [fd, buf, len, offset](Engine& e, Ring& r, io_uring_sqe** s) {
-        int idx = e.fixed_index(r, buf, len);
-        if (idx >= 0)
+        else if (idx >= 0)
             io_uring_prep_write_fixed(s[0], fd, buf, unsigned(len), offset, idx);
         else
             io_uring_prep_write(s[0], fd, buf, unsigned(len), offset);
@@ -373,6 +356,48 @@ asio::awaitable<int> Engine::write(RingKind k, int fd, const std::byte* buf, siz
     };
     OpResult r = co_await run_op(k, 1, prep);
     co_return r.res[0];
+}
+
+asio::awaitable<int> Engine::read(RingKind k, int fd, std::byte* buf, size_t len, uint64_t offset) {
+    return transfer(k, Direction::Read, fd, buf, len, offset);
+}
+
+asio::awaitable<int> Engine::write(RingKind k, int fd, const std::byte* buf, size_t len,
+                                   uint64_t offset) {
+    // The kernel only reads from `buf`; one prep serves both directions.
+    return transfer(k, Direction::Write, fd, const_cast<std::byte*>(buf), len, offset);
+}
+
+bool Engine::inline_writes_paused() const {
+    return inline_paused_until_ != Clock::time_point{} && Clock::now() < inline_paused_until_;
+}
+
+asio::awaitable<int> Engine::write_small_buffered(RingKind k, int fd, const std::byte* buf,
+                                                  size_t len, uint64_t offset) {
+    // A buffered write the file system cannot do without blocking (ext4 answers
+    // pwritev2(RWF_NOWAIT) with EOPNOTSUPP) is punted by io_uring to an io-wq worker thread:
+    // a wake-up there and an eventfd wake-up back, several times the CPU of copying a few KiB
+    // into the page cache. So small ones are written here, on the loop. The page cache copy
+    // only waits when the kernel throttles dirty pages; a write that took that long pauses
+    // the inline path for a while, so a loop under write-back pressure stalls once per pause,
+    // not on every write.
+    if (k == RingKind::Polled || inline_writes_paused())
+        co_return co_await write(k, fd, buf, len, offset);
+    const auto t0 = Clock::now();
+    ssize_t n = ::pwrite(fd, buf, len, off_t(offset));
+    const int res = n < 0 ? -errno : int(n);
+    const auto t1 = Clock::now();
+    ++stats_.inline_writes;
+    if (t1 - t0 > kInlineStall) {
+        ++stats_.inline_write_stalls;
+        inline_paused_until_ = t1 + kInlinePause;
+        log_info(opts_.name, ": a ", len, "-byte buffered write blocked the loop for ",
+                 std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count(),
+                 " us (write-back throttling?); small writes go through io_uring for ",
+                 std::chrono::duration_cast<std::chrono::milliseconds>(kInlinePause).count(),
+                 " ms");
+    }
+    co_return res;
 }
 
 asio::awaitable<int> Engine::fsync(RingKind k, int fd, bool datasync) {
@@ -419,20 +444,6 @@ asio::awaitable<Engine::WriteSyncResult> Engine::write_then_datasync(RingKind k,
     out.write = r.res[0];
     out.sync = r.res[1];
     co_return out;
-}
-
-asio::awaitable<int> Engine::statx(RingKind k, int fd, unsigned mask, struct statx* out) {
-    if (!uring_available())
-        co_return co_await fallback([fd, mask, out] {
-            return ::statx(fd, kEmptyPath, AT_EMPTY_PATH, mask, out) == 0 ? 0 : -errno;
-        });
-    if (k == RingKind::Polled) k = RingKind::Normal;
-    auto prep = [fd, mask, out](Engine&, Ring&, io_uring_sqe** s) {
-        io_uring_prep_statx(s[0], fd, kEmptyPath, AT_EMPTY_PATH, mask, out);
-        return true;
-    };
-    OpResult r = co_await run_op(k, 1, prep);
-    co_return r.res[0];
 }
 
 }  // namespace daxsmbd::server::io

@@ -1,5 +1,5 @@
 // The io_uring engine of one event loop (architecture.md "Data paths", block path): file reads,
-// writes, fsyncs and statx calls are submitted to io_uring and complete as C++20 awaitables on
+// writes and fsyncs are submitted to io_uring and complete as C++20 awaitables on
 // the loop's executor, so no event loop ever waits for the disk.
 //
 // How a request flows:
@@ -23,7 +23,7 @@
 //           without an interrupt; nothing signals them, so while polled operations are
 //           outstanding the loop polls the ring between its other work (the "hipri" mode).
 //           Only O_DIRECT reads/writes may go there (the kernel refuses everything else on an
-//           IOPOLL ring); fsync and statx of such shares use the Normal ring.
+//           IOPOLL ring); fsync of such shares uses the Normal ring.
 // A ring that cannot be set up (old kernel, no privilege) is logged once and its operations go
 // to the Normal ring. If io_uring itself is unavailable (kernel.io_uring_disabled, seccomp) the
 // operations run as plain system calls on the blocking pool, again with one log line.
@@ -57,6 +57,7 @@
 #include <boost/asio/recycling_allocator.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -97,7 +98,9 @@ struct EngineStats {
     std::atomic<uint64_t> sqes{0};          // SQEs submitted
     std::atomic<uint64_t> fixed_buffer_ops{0};
     std::atomic<uint64_t> polled_ops{0};
-    std::atomic<uint64_t> fallback_ops{0};  // operations run on the blocking pool (no ring)
+    std::atomic<uint64_t> fallback_ops{0};         // operations run on the blocking pool (no ring)
+    std::atomic<uint64_t> inline_writes{0};        // small buffered writes done on the loop
+    std::atomic<uint64_t> inline_write_stalls{0};  // ... of which blocked long (see below)
 };
 
 class Engine {
@@ -121,6 +124,15 @@ class Engine {
     asio::awaitable<int> read(RingKind k, int fd, std::byte* buf, size_t len, uint64_t offset);
     asio::awaitable<int> write(RingKind k, int fd, const std::byte* buf, size_t len,
                                uint64_t offset);
+    // A small buffered (not O_DIRECT, not write-through) write: written with pwrite on the
+    // loop's thread instead of through the ring, unless a recent one blocked for longer than
+    // kInlineStall (then the ring, for kInlinePause). Callers decide what "small" is (the
+    // share's "aio write size").
+    asio::awaitable<int> write_small_buffered(RingKind k, int fd, const std::byte* buf, size_t len,
+                                              uint64_t offset);
+    static constexpr std::chrono::microseconds kInlineStall{500};
+    static constexpr std::chrono::milliseconds kInlinePause{2000};
+    bool inline_writes_paused() const;
     asio::awaitable<int> fsync(RingKind k, int fd, bool datasync);
     // A write and an fdatasync linked (IOSQE_IO_LINK): the fsync starts only after the write
     // completed, and the awaitable resumes only after both CQEs arrived. If the write fails or
@@ -131,8 +143,6 @@ class Engine {
     };
     asio::awaitable<WriteSyncResult> write_then_datasync(RingKind k, int fd, const std::byte* buf,
                                                          size_t len, uint64_t offset);
-    // statx(fd, "", AT_EMPTY_PATH, mask) through the ring: 0 or -errno.
-    asio::awaitable<int> statx(RingKind k, int fd, unsigned mask, struct statx* out);
 
     // Tests: every CQE reaped from now on is appended here (null: stop recording).
     void set_completion_trace(std::vector<CompletionRecord>* trace) { trace_ = trace; }
@@ -148,6 +158,10 @@ class Engine {
 
     // Prepares the SQEs of one operation (1 or 2 linked ones) on ring `k`; returns false when
     // it could not (the operation then completes with -EBUSY).
+    enum class Direction : uint8_t { Read, Write };
+    using Clock = std::chrono::steady_clock;
+    asio::awaitable<int> transfer(RingKind k, Direction d, int fd, std::byte* buf, size_t len,
+                                  uint64_t offset);
     template <class Prep>
     asio::awaitable<OpResult> run_op(RingKind k, unsigned nsqe, Prep prep);
     void start_op(Op* op, RingKind k, unsigned nsqe, void* prep_ctx,
@@ -177,6 +191,7 @@ class Engine {
     std::shared_ptr<bool> alive_;       // posted tasks check it (the engine may be gone)
     std::vector<CompletionRecord>* trace_ = nullptr;
     EngineStats stats_;
+    Clock::time_point inline_paused_until_{};
 
     // Operations without a ring (blocking-pool system calls).
     template <class F>

@@ -199,6 +199,16 @@ TEST(Config, DaxKeys) {
     EXPECT_NE(parse_err("[global]\ndax = on\n"), "");  // a share key
 }
 
+TEST(Config, AioWriteSize) {
+    EXPECT_EQ(parse_ok("[s]\npath=/x\n").shares[0].aio_write_size, 64u * 1024);
+    Config c = parse_ok("[a]\npath=/x\naio write size = 16k\n[b]\npath=/y\naio write size = 0\n");
+    EXPECT_EQ(c.shares[0].aio_write_size, 16u * 1024);
+    EXPECT_EQ(c.shares[1].aio_write_size, 0u);
+    EXPECT_NE(parse_err("[s]\npath=/x\naio write size = lots\n").find("t.conf:3"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[s]\npath=/x\naio write size = 2g\n"), "");
+}
+
 TEST(Config, WritableIsTheInverseOfReadOnly) {
     for (const char* key : {"writable", "writeable", "write ok"}) {
         Config yes = parse_ok(std::string("[s]\npath=/x\n") + key + " = yes\n");

@@ -230,33 +230,45 @@ TEST_F(IoEngine, ErrorsMapToNtStatus) {
 // A file that may not grow past RLIMIT_FSIZE: the write that crosses the limit is short (the
 // data path continues it), the continuation fails with EFBIG, which the client sees as
 // STATUS_DISK_FULL; the bytes below the limit are on disk.
+// Through the ring (aio write size = 1) and on the loop (0): the first write is short, the
+// next one fails with EFBIG, and the client gets DISK_FULL with the short part on disk.
 TEST_F(IoEngine, ShortWriteThenFileSizeLimitIsDiskFull) {
-    int fd = open_file(dir_.file("limited"), O_RDWR | O_CREAT | O_TRUNC);
-    ASSERT_GE(fd, 0);
-    auto path = BlockDataPath::open(fd, {});
-    const auto data = pattern(8192, 5);
-    auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-    rlimit old{};
-    ::getrlimit(RLIMIT_FSIZE, &old);
-    rlimit lim = old;
-    lim.rlim_cur = 5000;
-    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lim), 0);
-    std::vector<CompletionRecord> trace;
-    Result<size_t> w = Error(NtStatus::Unsuccessful);
-    run({}, [&](Engine& e) -> asio::awaitable<void> {
-        e.set_completion_trace(&trace);
-        w = co_await path->write(e, protocol::Bytes(data.data(), data.size()), 0, WriteMode{});
-    });
-    ::setrlimit(RLIMIT_FSIZE, &old);
-    std::signal(SIGXFSZ, old_handler);
-    ::close(fd);
-    EXPECT_EQ(w.status(), NtStatus::DiskFull);
-    ASSERT_GE(trace.size(), 2u);
-    EXPECT_EQ(trace[0].res, 5000) << "the first write is short";
-    EXPECT_EQ(trace.back().res, -EFBIG);
-    auto disk = read_file(dir_.file("limited"));
-    ASSERT_EQ(disk.size(), 5000u);
-    EXPECT_EQ(0, std::memcmp(disk.data(), data.data(), 5000));
+    for (size_t aio_write_size : {size_t(1), size_t(0)}) {
+        SCOPED_TRACE("aio write size " + std::to_string(aio_write_size));
+        int fd = open_file(dir_.file("limited"), O_RDWR | O_CREAT | O_TRUNC);
+        ASSERT_GE(fd, 0);
+        BlockOptions opts;
+        opts.aio_write_size = aio_write_size;
+        auto path = BlockDataPath::open(fd, opts);
+        const auto data = pattern(8192, 5);
+        auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+        rlimit old{};
+        ::getrlimit(RLIMIT_FSIZE, &old);
+        rlimit lim = old;
+        lim.rlim_cur = 5000;
+        ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lim), 0);
+        std::vector<CompletionRecord> trace;
+        Result<size_t> w = Error(NtStatus::Unsuccessful);
+        run({}, [&](Engine& e) -> asio::awaitable<void> {
+            e.set_completion_trace(&trace);
+            w = co_await path->write(e, protocol::Bytes(data.data(), data.size()), 0, WriteMode{});
+        });
+        ::setrlimit(RLIMIT_FSIZE, &old);
+        std::signal(SIGXFSZ, old_handler);
+        ::close(fd);
+        EXPECT_EQ(w.status(), NtStatus::DiskFull);
+        if (aio_write_size == 1) {
+            ASSERT_GE(trace.size(), 2u);
+            EXPECT_EQ(trace[0].res, 5000) << "the first write is short";
+            EXPECT_EQ(trace.back().res, -EFBIG);
+        } else {
+            EXPECT_TRUE(trace.empty());
+            EXPECT_EQ(path->counters().inline_writes.load(), 2u);
+        }
+        auto disk = read_file(dir_.file("limited"));
+        ASSERT_EQ(disk.size(), 5000u);
+        EXPECT_EQ(0, std::memcmp(disk.data(), data.data(), 5000));
+    }
 }
 
 // Write-through: the fdatasync is linked after the write, and the request completes only after
@@ -291,7 +303,9 @@ TEST_F(IoEngine, WriteThroughCompletesAfterTheDataSync) {
 // Without write-through no fsync is issued; FLUSH is one.
 TEST_F(IoEngine, PlainWriteHasNoSyncAndFlushIsOne) {
     int fd = open_file(dir_.file("nowt"), O_RDWR | O_CREAT | O_TRUNC);
-    auto path = BlockDataPath::open(fd, {});
+    BlockOptions through_ring;
+    through_ring.aio_write_size = 1;  // every write through the ring
+    auto path = BlockDataPath::open(fd, through_ring);
     const auto data = pattern(4096, 1);
     std::vector<CompletionRecord> trace;
     run({}, [&](Engine& e) -> asio::awaitable<void> {
@@ -301,6 +315,7 @@ TEST_F(IoEngine, PlainWriteHasNoSyncAndFlushIsOne) {
         EXPECT_EQ(trace.size(), 1u);
         auto f = co_await path->flush(e);
         EXPECT_TRUE(f);
+        // The end of file comes from statx on the loop, not through the ring.
         auto sz = co_await path->file_size(e);
         EXPECT_TRUE(sz);
         if (sz) {
@@ -308,10 +323,59 @@ TEST_F(IoEngine, PlainWriteHasNoSyncAndFlushIsOne) {
         }
     });
     ::close(fd);
-    ASSERT_EQ(trace.size(), 3u);
+    ASSERT_EQ(trace.size(), 2u);
     EXPECT_EQ(trace[0].opcode, IORING_OP_WRITE);
     EXPECT_EQ(trace[1].opcode, IORING_OP_FSYNC);
-    EXPECT_EQ(trace[2].opcode, IORING_OP_STATX);
+    EXPECT_EQ(path->counters().inline_writes.load(), 0u);
+}
+
+// "aio write size": buffered writes up to it are written on the loop (no SQE, no CQE), larger
+// ones through the ring; 0 writes everything on the loop. Write-through writes always go
+// through the ring (their fdatasync must not block the loop). The data lands either way.
+TEST_F(IoEngine, SmallBufferedWritesAreWrittenOnTheLoop) {
+    const std::string file = dir_.file("inline");
+    int fd = open_file(file, O_RDWR | O_CREAT | O_TRUNC);
+    BlockOptions opts;
+    opts.aio_write_size = 64 * 1024;
+    auto path = BlockDataPath::open(fd, opts);
+    BlockOptions all_inline;
+    all_inline.aio_write_size = 0;
+    auto path0 = BlockDataPath::open(fd, all_inline);
+    const auto small = pattern(4096, 2);
+    const auto big = pattern(128 * 1024, 3);
+    const auto big2 = pattern(128 * 1024, 4);
+    std::vector<CompletionRecord> trace;
+    uint64_t engine_inline = 0;
+    run({}, [&](Engine& e) -> asio::awaitable<void> {
+        e.set_completion_trace(&trace);
+        auto w = co_await path->write(e, protocol::Bytes(small.data(), small.size()), 0, {});
+        EXPECT_TRUE(w && *w == small.size());
+        EXPECT_TRUE(trace.empty());
+        w = co_await path->write(e, protocol::Bytes(big.data(), big.size()), 4096, {});
+        EXPECT_TRUE(w && *w == big.size());
+        EXPECT_EQ(trace.size(), 1u);
+        w = co_await path0->write(e, protocol::Bytes(big2.data(), big2.size()), 4096 + big.size(),
+                                  {});
+        EXPECT_TRUE(w && *w == big2.size());
+        EXPECT_EQ(trace.size(), 1u);
+        WriteMode wt;
+        wt.write_through = true;
+        w = co_await path->write(e, protocol::Bytes(small.data(), small.size()), 0, wt);
+        EXPECT_TRUE(w && *w == small.size());
+        EXPECT_EQ(trace.size(), 3u);  // the write and its fdatasync
+        engine_inline = e.stats().inline_writes.load();
+    });
+    ::close(fd);
+    ASSERT_EQ(trace.size(), 3u);
+    EXPECT_EQ(trace[0].opcode, IORING_OP_WRITE);  // vector memory: not a fixed buffer
+    EXPECT_EQ(trace[2].opcode, IORING_OP_FSYNC);
+    EXPECT_EQ(path->counters().inline_writes.load(), 1u);
+    EXPECT_EQ(path0->counters().inline_writes.load(), 1u);
+    EXPECT_EQ(engine_inline, 2u);
+    auto want = small;
+    want.insert(want.end(), big.begin(), big.end());
+    want.insert(want.end(), big2.begin(), big2.end());
+    EXPECT_EQ(read_file(file), want);
 }
 
 // Whether the first `len` bytes of `path` are in the page cache (mincore of a mapping).
