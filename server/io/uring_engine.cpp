@@ -227,10 +227,9 @@ void Engine::start_op(Op* op, RingKind k, unsigned nsqe, void* prep_ctx,
         ++outstanding_signalled_;
     }
     schedule_submit();
-    if (r.kind == RingKind::Polled)
-        schedule_poll();
-    else
-        arm_wait();
+    if (r.kind == RingKind::Polled) schedule_poll();
+    // The eventfd wait is armed by submit_all, once the operation is in the kernel and did not
+    // complete during the submission itself.
 }
 
 void Engine::schedule_submit() {
@@ -246,7 +245,20 @@ void Engine::schedule_submit() {
 void Engine::submit_all() {
     for (auto& rp : rings_) {
         if (!rp || io_uring_sq_ready(&rp->ring) == 0) continue;
+        // Many operations complete inside io_uring_enter (a read from the page cache, a write
+        // on a file system with non-blocking buffered writes): take their CQEs right here
+        // instead of through the eventfd, which would cost an epoll wake-up, a read of the
+        // eventfd and a trip through the loop per request. The eventfd is switched off around
+        // the submission (IORING_CQ_EVENTFD_DISABLED, a flag in the shared CQ ring, no system
+        // call) and back on before the reap, so a CQE posted in between is reaped here and any
+        // later one signals.
+        const bool signalled = rp->kind != RingKind::Polled;
+        if (signalled) io_uring_cq_eventfd_toggle(&rp->ring, false);
         int ret = io_uring_submit(&rp->ring);
+        if (signalled) {
+            io_uring_cq_eventfd_toggle(&rp->ring, true);
+            reap(*rp);
+        }
         if (ret > 0) {
             ++stats_.submit_calls;
             stats_.sqes += unsigned(ret);
@@ -258,6 +270,14 @@ void Engine::submit_all() {
             schedule_submit();
         }
     }
+    if (outstanding_signalled_ == 0 && wait_armed_) {
+        // Everything armed for completed during submissions: drop the wait, so an io_context
+        // without other work runs out of work (a wait armed for an operation that a reap
+        // here finished would otherwise stay pending forever).
+        boost::system::error_code ec;
+        efd_stream_->cancel(ec);
+    }
+    arm_wait();
 }
 
 void Engine::arm_wait() {
@@ -267,6 +287,9 @@ void Engine::arm_wait() {
                             [this, alive = alive_](const boost::system::error_code& ec) {
                                 if (!*alive) return;
                                 wait_armed_ = false;
+                                // Cancelled by submit_all when it went idle: operations
+                                // started since then need the wait again.
+                                if (ec == asio::error::operation_aborted) return arm_wait();
                                 if (ec) return;
                                 on_eventfd();
                             });
