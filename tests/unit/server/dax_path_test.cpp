@@ -29,6 +29,7 @@
 #include "server/state/share.h"
 #include "server/vfs/dir.h"
 #include "tests/unit/server/e2e_support.h"
+#include "tests/unit/server/engine_runner.h"
 
 namespace daxsmbd::server::io {
 namespace {
@@ -37,22 +38,8 @@ namespace am = protocol::access_mask;
 
 using client::pattern;  // tests/unit/server/e2e_support.h
 
-// Runs `body` as a coroutine on a fresh io_context with an engine and waits for it.
 void run(std::function<asio::awaitable<void>(Engine&)> body) {
-    asio::io_context ctx;
-    Engine engine(ctx.get_executor());
-    bool finished = false;
-    asio::co_spawn(
-        ctx,
-        [&]() -> asio::awaitable<void> {
-            co_await body(engine);
-            finished = true;
-        },
-        [](std::exception_ptr e) {
-            if (e) std::rethrow_exception(e);
-        });
-    ctx.run();
-    ASSERT_TRUE(finished);
+    test_support::run_engine({}, std::move(body));
 }
 
 dax::MapOptions test_map_options() {

@@ -26,6 +26,7 @@
 #include "server/io/uring_engine.h"
 #include "server/log.h"
 #include "tests/unit/server/e2e_support.h"
+#include "tests/unit/server/engine_runner.h"
 
 namespace daxsmbd::server::io {
 namespace {
@@ -82,20 +83,7 @@ bool uring_works() {
 
 // Runs `body` as a coroutine on a fresh io_context with an engine and waits for it.
 void run(const EngineOptions& opts, std::function<asio::awaitable<void>(Engine&)> body) {
-    asio::io_context ctx;
-    Engine engine(ctx.get_executor(), opts);
-    bool finished = false;
-    asio::co_spawn(
-        ctx,
-        [&]() -> asio::awaitable<void> {
-            co_await body(engine);
-            finished = true;
-        },
-        [](std::exception_ptr e) {
-            if (e) std::rethrow_exception(e);
-        });
-    ctx.run();
-    ASSERT_TRUE(finished);
+    test_support::run_engine(opts, std::move(body));
 }
 
 class IoEngine : public ::testing::Test {
