@@ -26,33 +26,24 @@ const char* cipher_name(uint16_t cipher) {
     }
 }
 
-Result<SessionEncryption> SessionEncryption::create(uint16_t cipher, Bytes seal_key,
-                                                    Bytes open_key) {
+NonceSequence::NonceSequence() {
+    random_bytes(prefix_);
+}
+
+Result<SessionEncryption> SessionEncryption::create(uint16_t cipher, Bytes seal_key, Bytes open_key,
+                                                    std::shared_ptr<NonceSequence> nonces) {
     DAX_TRY(auto s, Cipher::create(cipher, seal_key));
     DAX_TRY(auto o, Cipher::create(cipher, open_key));
-    return SessionEncryption(std::move(s), std::move(o));
+    if (!nonces) nonces = std::make_shared<NonceSequence>();
+    return SessionEncryption(std::move(s), std::move(o), std::move(nonces));
 }
 
-SessionEncryption::SessionEncryption(Cipher seal, Cipher open)
-    : seal_(std::move(seal)), open_(std::move(open)) {
-    random_bytes(nonce_prefix_);
-}
+SessionEncryption::SessionEncryption(Cipher seal, Cipher open,
+                                     std::shared_ptr<NonceSequence> nonces)
+    : seal_(std::move(seal)), open_(std::move(open)), nonces_(std::move(nonces)) {}
 
-SessionEncryption::SessionEncryption(SessionEncryption&& o) noexcept
-    : seal_(std::move(o.seal_)),
-      open_(std::move(o.open_)),
-      nonce_prefix_(o.nonce_prefix_),
-      nonce_counter_(o.nonce_counter_.load()) {}
-
-SessionEncryption& SessionEncryption::operator=(SessionEncryption&& o) noexcept {
-    if (this != &o) {
-        seal_ = std::move(o.seal_);
-        open_ = std::move(o.open_);
-        nonce_prefix_ = o.nonce_prefix_;
-        nonce_counter_ = o.nonce_counter_.load();
-    }
-    return *this;
-}
+SessionEncryption::SessionEncryption(SessionEncryption&& o) noexcept = default;
+SessionEncryption& SessionEncryption::operator=(SessionEncryption&& o) noexcept = default;
 
 Status SessionEncryption::seal(uint64_t session_id, std::span<const MutableBytes> fragments,
                                std::span<std::byte, TransformHeader::kSize> header) {
@@ -62,12 +53,12 @@ Status SessionEncryption::seal(uint64_t session_id, std::span<const MutableBytes
     if (total == 0 || total > UINT32_MAX) return Error(NtStatus::InvalidParameter);
     // MS-SMB2 3.1.4.3: the nonce MUST NOT repeat for the key. The counter never wraps: at its
     // end the session can no longer send (Samba disconnects the same way).
-    uint64_t n = nonce_counter_.fetch_add(1, std::memory_order_relaxed);
+    uint64_t n = nonces_->next();
     if (n == UINT64_MAX) return Error(NtStatus::InsufficientResources);
     TransformHeader th;
     protocol::store_le64(th.nonce.data(), n);
     // CCM uses 11 nonce bytes, GCM 12; the rest stay zero (MS-SMB2 2.2.41).
-    std::memcpy(th.nonce.data() + 8, nonce_prefix_.data(), seal_.nonce_size() - 8);
+    std::memcpy(th.nonce.data() + 8, nonces_->prefix().data(), seal_.nonce_size() - 8);
     th.original_message_size = uint32_t(total);
     th.flags = protocol::transform_flags::kEncrypted;
     th.session_id = session_id;

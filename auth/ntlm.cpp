@@ -324,11 +324,20 @@ Result<NtlmAuthResult> NtlmServer::authenticate(Bytes msg) {
                                       : "NT response too short for NTLMv2 (" +
                                          std::to_string(nt.size()) + " bytes)");
 
+    Bytes proof = nt.first(16);
+    Bytes temp = nt.subspan(16);
+    // The NTLMv2_CLIENT_CHALLENGE must parse before anything is checked against it: a
+    // malformed one is STATUS_INVALID_PARAMETER, as Samba answers (its bug 14932; smbtorture
+    // smb2.session.ntlmssp_bug14932), not a logon failure.
+    auto pairs = parse_av_pairs(temp.subspan(28));
+    if (!pairs) {
+        failure_ = "NTLMv2 client challenge with malformed AV pairs";
+        return Error(NtStatus::InvalidParameter);
+    }
+
     std::optional<NtHash> hash = lookup_ ? lookup_(res.user) : std::nullopt;
     if (!hash) return refuse("unknown user or user without NTLM password");
 
-    Bytes proof = nt.first(16);
-    Bytes temp = nt.subspan(16);
     if (temp[0] != std::byte{1} || temp[1] != std::byte{1})
         return refuse("NTLMv2 client challenge has an unknown version");
     ByteVector user16 = unicode ? ByteVector(user.begin(), user.end()) : latin1_to_utf16(user);
@@ -357,9 +366,8 @@ Result<NtlmAuthResult> NtlmServer::authenticate(Bytes msg) {
     }
 
     // MIC (MS-NLMP 3.2.5.1.2): present when the client's AV pairs carry MsvAvFlags bit 0x2.
-    DAX_TRY(auto pairs, parse_av_pairs(temp.subspan(28)));
     uint32_t av_flags = 0;
-    for (const auto& p : pairs)
+    for (const auto& p : *pairs)
         if (p.id == ntlm_av::kFlags && p.value.size() == 4)
             av_flags = protocol::load_le32(p.value.data());
     if (av_flags & ntlm_av::kFlagMicPresent) {

@@ -133,6 +133,36 @@ TEST_P(SessionEncryptionTest, NoncesNeverRepeat) {
     EXPECT_EQ(nonces.size(), 1000u);
 }
 
+TEST_P(SessionEncryptionTest, ChannelsSharingANonceSequenceNeverRepeatANonce) {
+    // Two channels of one multichannel session seal with the same key through cipher contexts
+    // of their own: with the shared sequence their nonces never collide, and the peer opens
+    // what either sent.
+    const uint16_t cipher = GetParam();
+    auto a = key_of(cipher, 1), b = key_of(cipher, 2);
+    auto first = SessionEncryption::create(cipher, a, b);
+    ASSERT_TRUE(first.ok());
+    auto second = SessionEncryption::create(cipher, a, b, first->nonces());
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(first->nonces(), second->nonces());
+    auto peer = SessionEncryption::create(cipher, b, a);
+    ASSERT_TRUE(peer.ok());
+    std::set<std::string> nonces;
+    for (int i = 0; i < 500; ++i) {
+        for (SessionEncryption* e : {&*first, &*second}) {
+            auto plain = message(100 + i);
+            auto msg = seal(*e, 7, plain);
+            nonces.insert(hex(Bytes(msg).subspan(20, 16)));
+            ASSERT_TRUE(peer->open(msg).ok());
+            EXPECT_EQ(hex(Bytes(msg).subspan(52)), hex(plain));
+        }
+    }
+    EXPECT_EQ(nonces.size(), 1000u);
+    // Without the shared sequence each object starts its own counter at 0.
+    auto separate = SessionEncryption::create(cipher, a, b);
+    ASSERT_TRUE(separate.ok());
+    EXPECT_NE(separate->nonces(), first->nonces());
+}
+
 TEST_P(SessionEncryptionTest, TamperedMessagesAreRefused) {
     auto p = make_pair(GetParam());
     auto good = seal(p.sender, 9, message(200));

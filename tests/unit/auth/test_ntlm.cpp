@@ -253,6 +253,29 @@ TEST(Ntlm, NtlmV1AndShortResponsesRefused) {
     }
 }
 
+// Samba bug 14932 (smbtorture smb2.session.ntlmssp_bug14932): an NTLMv2 response whose
+// NTLMv2_CLIENT_CHALLENGE does not parse (the "net diag" tool's AV pairs run past the end) is
+// malformed input, STATUS_INVALID_PARAMETER, whatever the proof: Samba parses the response
+// before it checks the password.
+TEST(Ntlm, UnparsableNtlmV2ClientChallengeIsInvalidParameter) {
+    NtlmServer server(identity(), lookup_one("alice", "Secret123!"));
+    ASSERT_TRUE(server.challenge(view(negotiate_with_flags(0xe2088297))).ok());
+    ByteVector nt(16, std::byte{0xab});  // NTProofStr: wrong anyway
+    const uint8_t blob[] = {0x01, 0x01, 0,    0,    0,    0,    0,    0,           // versions
+                            0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f,        // time
+                            0xb8, 0x82, 0x3a, 0xf1, 0xb3, 0xdd, 0x08, 0x15,        // challenge
+                            0,    0,    0,    0,                                   // reserved
+                            0x11, 0xa2, 0x08, 0x81, 0x50, 0x38, 0x22, 0x78, 0x2b,  // "AV pairs"
+                            0x94, 0x47, 0xfe, 0x54, 0x94, 0x7b, 0xff, 0x17, 0x27};
+    for (uint8_t b : blob)
+        nt.push_back(std::byte(b));
+    ByteVector lm(24, std::byte{0});
+    auto msg = build_authenticate(0xe2088215, view(lm), view(nt), "DAXDOM", "alice", "WS", {});
+    EXPECT_EQ(server.authenticate(view(msg)).status(), NtStatus::InvalidParameter);
+    EXPECT_NE(server.failure_reason().find("AV pair"), std::string::npos)
+        << server.failure_reason();
+}
+
 TEST(Ntlm, LmOnlyResponseRefusedWithReason) {
     NtlmServer server(identity(), lookup_one("alice", "Secret123!"));
     ASSERT_TRUE(server.challenge(view(negotiate_with_flags(0xe2088297))).ok());
