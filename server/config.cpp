@@ -454,6 +454,10 @@ const GlobalKey kGlobalKeys[] = {
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          return set_uint(st.cfg.global.max_sessions_per_connection, key, v, 1, 65534);
      }},
+    {"servermultichannelsupport",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_bool(st.cfg.global.multi_channel, key, v);
+     }},
     {"maxopenspersession",
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          return set_uint(st.cfg.global.max_opens_per_session, key, v, 1, 1000000);

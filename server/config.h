@@ -79,6 +79,9 @@ struct GlobalConfig {
     unsigned auth_timeout_s = 60;  // "auth timeout": time to finish authentication (seconds)
     unsigned max_credits = 8192;   // "smb2 max credits" (Samba's name)
     bool guest_ok = false;         // "map to guest = bad user" enables guest; default never
+    // "server multi channel support": 3.x connections of a client may bind to its sessions as
+    // further channels (MS-SMB2 3.3.5.5.2; SMB2_GLOBAL_CAP_MULTI_CHANNEL in NEGOTIATE).
+    bool multi_channel = true;
 
     // Abuse limits (architecture.md "Limits on everything a client can make the server hold").
     unsigned max_connections = 4096;              // "max connections total"

@@ -55,13 +55,35 @@ void Connection::close(std::string_view reason) {
     watchdog_timer_.cancel();
     for (auto& [pid, p] : pending_by_mid_)
         p->cancel();
-    // Tear down what this connection's sessions hold (single channel: the session goes too).
-    for (auto& [sid, sess] : sessions) {
-        server.opens.remove_if([sid = sid](const Open& o) { return o.session_id == sid; });
-        server.sessions.remove(sid);
-    }
-    sessions.clear();
+    // Each session this connection is a channel of loses the channel; a session whose last
+    // channel this was ends with its opens. A session with other channels lives on.
+    while (!channels.empty())
+        release_channel(channels.begin()->first);
+    pending_binds.clear();
     server.connection_closed(*this);
+}
+
+Channel* Connection::channel(uint64_t session_id) {
+    auto it = channels.find(session_id);
+    if (it == channels.end()) return nullptr;
+    // The entry of an ended session stays (without the session's state) until the connection
+    // closes or makes a new session: its signer answers requests that still name the session.
+    if (it->second.session->state == Session::State::Deleted) return nullptr;
+    return &it->second;
+}
+
+void Connection::release_channel(uint64_t session_id) {
+    auto it = channels.find(session_id);
+    if (it == channels.end()) return;
+    std::shared_ptr<Session> s = std::move(it->second.session);
+    channels.erase(it);
+    if (s->remove_channel(id)) {
+        server.end_session(*s);
+    } else if (s->state != Session::State::Deleted) {
+        log_info("conn ", id, " ", transport->peer(), ": channel of session 0x", std::hex, s->id,
+                 std::dec, " closed; the session goes on over ", s->channel_count(),
+                 " other channel(s)");
+    }
 }
 
 asio::awaitable<void> Connection::watchdog() {
@@ -74,8 +96,8 @@ asio::awaitable<void> Connection::watchdog() {
         if (closed_) break;
         auto now = std::chrono::steady_clock::now();
         bool authenticated = false;
-        for (auto& [sid, s] : sessions)
-            if (s->state == Session::State::Valid) authenticated = true;
+        for (auto& [sid, ch] : channels)
+            if (ch.session->state == Session::State::Valid) authenticated = true;
         // Unauthenticated connections get auth_timeout_s to finish (abuse limit); idle ones
         // without open files are closed after idle_timeout_s.
         if (!authenticated && now - created_ > std::chrono::seconds(g.auth_timeout_s)) {
@@ -87,8 +109,8 @@ asio::awaitable<void> Connection::watchdog() {
         if (g.idle_timeout_s && now - last_activity_ > std::chrono::seconds(g.idle_timeout_s) &&
             pending_by_mid_.empty()) {
             bool has_opens = false;
-            for (auto& [sid, sess] : sessions) {
-                (void)sess;
+            for (auto& [sid, ch] : channels) {
+                (void)ch;
                 has_opens |=
                     server.opens.any_of([sid = sid](const Open& o) { return o.session_id == sid; });
             }
@@ -166,11 +188,6 @@ static uint64_t charge_payload(Command cmd, Bytes elem) {
     }
 }
 
-Status Connection::verify_signature(Session& s, Bytes elem, const Header& hdr) {
-    if (!s.signer) return Error(NtStatus::AccessDenied);
-    return verify_signature(*s.signer, elem, hdr);
-}
-
 Status Connection::verify_signature(auth::Signer& signer, Bytes elem, const Header& hdr) {
     // The frame buffer is ours: zero the signature in place to compute, then restore it.
     auto* p = const_cast<std::byte*>(elem.data()) + kSignatureOffset;
@@ -223,10 +240,12 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
     auto& out = fs.out;
     // One TRANSFORM around the whole message (compound included) when any element must be
     // encrypted (MS-SMB2 3.3.4.1.4); an encrypted message is not signed (3.3.4.1.1).
-    std::shared_ptr<Session> seal_with;
+    std::shared_ptr<auth::SessionEncryption> seal_with;
+    uint64_t seal_session_id = 0;
     for (auto& el : out)
-        if (el.encrypt_with && el.encrypt_with->encryption) {
+        if (el.encrypt_with) {
             seal_with = el.encrypt_with;
+            seal_session_id = el.encrypt_session_id;
             break;
         }
     for (size_t i = 0; i < out.size(); ++i) {
@@ -243,10 +262,7 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
         } else if (out.size() > 1 && !el.data) {
             el.bytes.resize((el.bytes.size() + 7) & ~size_t(7));
         }
-        auth::Signer* signer =
-            el.own_signer
-                ? el.own_signer.get()
-                : (el.sign_with && el.sign_with->signer ? el.sign_with->signer.get() : nullptr);
+        auth::Signer* signer = el.signer.get();
         if (!seal_with && el.sign && signer) {
             // MS-SMB2 3.3.4.1.1: signature over the whole element including its padding.
             uint32_t f = load_le32(el.bytes.data() + kFlagsOffset) | flags::kSigned;
@@ -271,7 +287,7 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
             plain.push_back(MutableBytes(el.bytes));
             if (el.data) plain.push_back(el.data.span());
         }
-        if (auto st = seal_with->encryption->seal(seal_with->id, plain, transform); !st) {
+        if (auto st = seal_with->seal(seal_session_id, plain, transform); !st) {
             log_error("conn ", id, " ", transport->peer(), ": cannot encrypt a response (",
                       status_name(st.status()), ")");
             out.clear();
@@ -289,21 +305,27 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
     if (!st) close("send failed");
 }
 
-std::shared_ptr<Session> Connection::response_encryption(const RequestContext& ctx,
-                                                         const FrameState& fs) const {
+void Connection::choose_encryption(ResponseElement& el, const RequestContext& ctx,
+                                   const FrameState& fs) const {
     // MS-SMB2 3.3.4.1.4: encrypted when the request was, or when the session (EncryptData) or
     // the tree's share (EncryptData) asks for it. NEGOTIATE and SESSION_SETUP answers of a
     // clear request stay clear: the client may not hold the keys yet.
-    if (fs.transform_session) return fs.transform_session;
+    if (fs.transform_session) {
+        el.encrypt_with = fs.transform_encryption;
+        el.encrypt_session_id = fs.transform_session->id;
+        return;
+    }
     const auto& s = ctx.session;
-    if (!s || !s->encryption || s->state != Session::State::Valid) return nullptr;
+    if (!s || !ctx.channel_encryption) return;
     if (ctx.header.command == Command::Negotiate || ctx.header.command == Command::SessionSetup)
-        return nullptr;
-    if (s->encrypt_data || (ctx.tree && ctx.tree->encrypt_data)) return s;
-    return nullptr;
+        return;
+    if (s->encrypt_data || (ctx.tree && ctx.tree->encrypt_data)) {
+        el.encrypt_with = ctx.channel_encryption;
+        el.encrypt_session_id = s->id;
+    }
 }
 
-Result<std::shared_ptr<Session>> Connection::open_transform(MutableBytes msg) {
+Result<Channel> Connection::open_transform(MutableBytes msg) {
     if (!is_smb3(state.dialect) || state.cipher_id == 0) {
         log_info("conn ", id, " ", transport->peer(),
                  ": TRANSFORM message but no encryption was negotiated");
@@ -314,14 +336,13 @@ Result<std::shared_ptr<Session>> Connection::open_transform(MutableBytes msg) {
         log_info("conn ", id, " ", transport->peer(), ": TRANSFORM message too short");
         return Error(NtStatus::InvalidParameter);
     }
-    auto it = sessions.find(th->session_id);
-    if (it == sessions.end() || !it->second->encryption) {
+    Channel* ch = channel(th->session_id);
+    if (!ch || !ch->encryption) {
         log_info("conn ", id, " ", transport->peer(), ": TRANSFORM message for unknown session 0x",
                  std::hex, th->session_id, std::dec, ", dropped");
         return Error(NtStatus::UserSessionDeleted);
     }
-    auto session = it->second;
-    if (auto st = session->encryption->open(msg); !st) {
+    if (auto st = ch->encryption->open(msg); !st) {
         log_info("conn ", id, " ", transport->peer(), ": TRANSFORM message of session 0x", std::hex,
                  th->session_id, std::dec,
                  st.status() == NtStatus::AccessDenied ? " failed to decrypt (bad signature)"
@@ -329,7 +350,7 @@ Result<std::shared_ptr<Session>> Connection::open_transform(MutableBytes msg) {
                  ", dropped");
         return Error(st.status());
     }
-    return session;
+    return *ch;
 }
 
 asio::awaitable<void> Connection::send_oplock_break(uint64_t session_id, FileId file_id,
@@ -348,11 +369,11 @@ asio::awaitable<void> Connection::send_oplock_break(uint64_t session_id, FileId 
     n.file_id = file_id;
     n.serialize(w);
     // Not signed, but encrypted when the session or the open's share encrypts (MS-SMB2 3.3.4.6).
-    if (auto it = sessions.find(session_id); it != sessions.end()) {
-        const auto& s = it->second;
-        if (s->encryption && s->state == Session::State::Valid &&
-            (s->encrypt_data || tree_encrypts))
-            el.encrypt_with = s;
+    if (Channel* ch = channel(session_id)) {
+        if (ch->encryption && (ch->session->encrypt_data || tree_encrypts)) {
+            el.encrypt_with = ch->encryption;
+            el.encrypt_session_id = session_id;
+        }
     }
     FrameState fs;
     fs.out.push_back(std::move(el));
@@ -361,9 +382,29 @@ asio::awaitable<void> Connection::send_oplock_break(uint64_t session_id, FileId 
 }
 
 namespace {
-asio::awaitable<void> send_break(std::weak_ptr<Connection> conn, uint64_t session_id, FileId fid,
-                                 uint8_t level, bool tree_encrypts) {
-    if (auto c = conn.lock()) co_await c->send_oplock_break(session_id, fid, level, tree_encrypts);
+// MS-SMB2 3.3.4.6: the break goes out on the connection the open was made on while it is a
+// channel of the session, else on another channel of the session (multichannel: the session and
+// its opens outlive the connection that made them). Runs on `conn`'s loop.
+asio::awaitable<void> send_break(Server& server, std::weak_ptr<Connection> conn,
+                                 uint64_t connection_id, uint64_t session_id, FileId fid,
+                                 uint8_t level, bool tree_encrypts, bool fall_back) {
+    auto c = conn.lock();
+    if (c && !c->closed() && c->channel(session_id)) {
+        co_await c->send_oplock_break(session_id, fid, level, tree_encrypts);
+        co_return;
+    }
+    if (!fall_back) co_return;
+    auto s = server.sessions.find(session_id);
+    if (!s) co_return;
+    for (auto& other : s->channel_connections(0)) {
+        if (other->id == connection_id) continue;
+        // Once, on the other channel's own loop.
+        asio::co_spawn(
+            other->executor,
+            send_break(server, other, other->id, session_id, fid, level, tree_encrypts, false),
+            asio::detached);
+        co_return;
+    }
 }
 }  // namespace
 
@@ -371,8 +412,11 @@ OplockBreakNotifier Connection::oplock_break_notifier(uint64_t session_id, FileI
                                                       bool tree_encrypts) {
     std::weak_ptr<Connection> weak = weak_from_this();
     auto exec = executor;
-    return [weak, exec, session_id, file_id, tree_encrypts](uint8_t level) {
-        asio::co_spawn(exec, send_break(weak, session_id, file_id, level, tree_encrypts),
+    Server* srv = &server;
+    const uint64_t cid = id;
+    return [srv, weak, exec, cid, session_id, file_id, tree_encrypts](uint8_t level) {
+        asio::co_spawn(exec,
+                       send_break(*srv, weak, cid, session_id, file_id, level, tree_encrypts, true),
                        asio::detached);
     };
 }
@@ -403,7 +447,7 @@ asio::awaitable<Status> Connection::go_async(RequestContext& ctx) {
     write_error_body(el.bytes, 0, {});
     finish_header(el, ctx.header, NtStatus::Pending, grant_credits(ctx.header), true,
                   ctx.pending->async_id, ctx.session_id, ctx.tree_id);
-    el.encrypt_with = response_encryption(ctx, fs);
+    choose_encryption(el, ctx, fs);
     fs.out.push_back(std::move(el));
     fs.async_seen = true;
     co_await flush(fs);
@@ -433,12 +477,13 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
     if (proto == kTransformProtocolId) {
         // MS-SMB2 3.3.5.2.1.1: decrypt in place; any failure drops the message and the
         // connection (the client cannot be told without the key).
-        auto session = open_transform(data);
-        if (!session) {
+        auto ch = open_transform(data);
+        if (!ch) {
             close("undecryptable TRANSFORM message");
             co_return;
         }
-        fs.transform_session = std::move(*session);
+        fs.transform_session = std::move(ch->session);
+        fs.transform_encryption = std::move(ch->encryption);
         data = data.subspan(TransformHeader::kSize);
         proto = data.size() >= kHeaderSize ? load_le32(data.data()) : 0;
     }
@@ -560,11 +605,37 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     // Session (3.3.5.2.9) and signature (3.3.5.2.4).
     if (status == NtStatus::Success && (info.needs_session || ctx.session_id != 0) &&
         hdr.command != Command::Negotiate) {
-        auto s = server.sessions.find(ctx.session_id);
-        if (!s || !sessions.count(ctx.session_id)) {
-            if (info.needs_session) status = NtStatus::UserSessionDeleted;
+        Channel* ch = channel(ctx.session_id);
+        if (!ch) {
+            if (info.needs_session) {
+                status = NtStatus::UserSessionDeleted;
+                // A session of another connection (a channel that was never bound here) named
+                // in a request signed with its Session.SigningKey: the answer is signed with
+                // it, as Windows and Samba do; clients take USER_SESSION_DELETED only with the
+                // SIGNED flag when they signed (smbtorture smb2.session.bind2). A request that
+                // proves no key gets an unsigned answer.
+                // Likewise for a session that ended (LOGOFF or a failed re-authentication on
+                // another channel) named with this connection's channel key: Windows and Samba
+                // sign that USER_SESSION_DELETED with it (smb2.session.bind_invalid_auth).
+                auto gone = channels.find(ctx.session_id);
+                if (hdr.is_signed() && gone != channels.end()) {
+                    if (gone->second.signer && verify_signature(*gone->second.signer, elem, hdr)) {
+                        ctx.session = gone->second.session;
+                        ctx.channel_signer = gone->second.signer;
+                    }
+                } else if (hdr.is_signed()) {
+                    auto s = server.sessions.find(ctx.session_id);
+                    auto signer =
+                        s && s->state == Session::State::Valid ? s->session_signer() : nullptr;
+                    if (signer && verify_signature(*signer, elem, hdr))
+                        ctx.response_signer = std::move(signer);
+                }
+            }
         } else {
+            const std::shared_ptr<Session>& s = ch->session;
             ctx.session = s;
+            ctx.channel_signer = ch->signer;
+            ctx.channel_encryption = ch->encryption;
             if (s->state == Session::State::Expired && hdr.command != Command::SessionSetup &&
                 hdr.command != Command::Logoff && hdr.command != Command::Close &&
                 hdr.command != Command::Lock)
@@ -587,7 +658,8 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
                              command_name(hdr.command), " on a session that requires encryption");
                     status = NtStatus::AccessDenied;
                 } else if (hdr.is_signed()) {
-                    if (!verify_signature(*s, elem, hdr)) {
+                    // MS-SMB2 3.3.5.2.4: verified with this channel's Channel.SigningKey.
+                    if (!ch->signer || !verify_signature(*ch->signer, elem, hdr)) {
                         log_info("conn ", id, " ", transport->peer(), ": bad signature on ",
                                  command_name(hdr.command));
                         status = NtStatus::AccessDenied;
@@ -651,16 +723,19 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     uint64_t sid = ctx.response_session_id.value_or(ctx.session_id);
     uint32_t tid = ctx.response_tree_id.value_or(ctx.tree_id);
     finish_header(el, hdr, status, granted, async, ctx.pending->async_id, sid, tid);
-    if (ctx.session && ctx.session->signer && ctx.session->state == Session::State::Valid &&
-        (hdr.is_signed() || ctx.session->signing_required || ctx.force_sign))
+    // MS-SMB2 3.3.4.1.1: signed with the channel's key when the request was signed, the
+    // session requires signing, or the handler asks (the final SESSION_SETUP response). A
+    // session gets its channel signer only when its authentication completes.
+    if (ctx.session && ctx.channel_signer &&
+        (hdr.is_signed() || ctx.session->signing_required || ctx.force_sign)) {
         el.sign = true;
-    if (ctx.force_sign && ctx.session && ctx.session->signer) el.sign = true;
-    el.sign_with = ctx.session;
+        el.signer = ctx.channel_signer;
+    }
     if (ctx.response_signer) {
-        el.own_signer = std::move(ctx.response_signer);
+        el.signer = std::move(ctx.response_signer);
         el.sign = true;
     }
-    el.encrypt_with = response_encryption(ctx, fs);
+    choose_encryption(el, ctx, fs);
     el.on_response = std::move(ctx.on_response);
     fs.out.push_back(std::move(el));
 

@@ -68,8 +68,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     NegotiatedState state;
     CreditWindow credits;
-    // Sessions set up on this connection (one channel each today).
-    std::map<uint64_t, std::shared_ptr<Session>> sessions;
+    // Channels of this connection by SessionId (MS-SMB2 3.3.1.7 Connection.SessionTable):
+    // sessions set up here and sessions bound here from another connection.
+    std::map<uint64_t, Channel> channels;
+    // The channel of `session_id`, or null; the entry of a session that ended meanwhile (LOGOFF
+    // or a failed re-authentication on another channel) is dropped here.
+    Channel* channel(uint64_t session_id);
+    // Bindings in progress (MS-SMB2 3.3.5.5.2): the session, the authentication exchange and,
+    // on 3.1.1, its PreauthSession.PreauthIntegrityHashValue (Connection.PreauthSessionTable).
+    struct PendingBind {
+        std::shared_ptr<Session> session;
+        std::unique_ptr<auth::SpnegoAcceptor> acceptor;
+        std::optional<auth::PreauthHash> preauth;
+    };
+    std::map<uint64_t, PendingBind> pending_binds;
+    // Ends this connection's side of a channel: the session ends with it when it was the last.
+    void release_channel(uint64_t session_id);
     // Signing algorithm sessions of this connection use (MS-SMB2 3.1.4.1).
     auth::SigningAlgorithm signing_algorithm() const;
 
@@ -81,7 +95,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     asio::awaitable<void> send_oplock_break(uint64_t session_id, protocol::FileId file_id,
                                             uint8_t level, bool tree_encrypts);
     // A notifier for the FileTable that sends that break for open `file_id`: safe to call from
-    // any thread (it posts to this connection's loop) and after the connection is gone.
+    // any thread (it posts to this connection's loop) and after the connection is gone, when
+    // the break goes out on another channel of the session (MS-SMB2 3.3.4.6).
     // `tree_encrypts`: the open's share requires encryption (Share.EncryptData).
     OplockBreakNotifier oplock_break_notifier(uint64_t session_id, protocol::FileId file_id,
                                               bool tree_encrypts);
@@ -90,14 +105,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   private:
     struct ResponseElement {
-        protocol::ByteVector bytes;  // header + body
-        PoolBuffer data;             // optional gather fragment (READ data)
-        std::shared_ptr<Session> sign_with;
-        std::unique_ptr<auth::Signer> own_signer;  // RequestContext::response_signer
+        protocol::ByteVector bytes;            // header + body
+        PoolBuffer data;                       // optional gather fragment (READ data)
+        std::shared_ptr<auth::Signer> signer;  // the channel's, or RequestContext::response_signer
         bool sign = false;
-        // Session whose EncryptionKey seals the message this element goes out in (MS-SMB2
-        // 3.3.4.1.4); a compound response gets one TRANSFORM_HEADER around all elements.
-        std::shared_ptr<Session> encrypt_with;
+        // The EncryptionKey (and its session) that seals the message this element goes out in
+        // (MS-SMB2 3.3.4.1.4); a compound response gets one TRANSFORM_HEADER around all
+        // elements.
+        std::shared_ptr<auth::SessionEncryption> encrypt_with;
+        uint64_t encrypt_session_id = 0;
         std::function<void(protocol::Bytes)> on_response;
     };
     struct ChainState {
@@ -111,8 +127,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         std::vector<ResponseElement> out;  // responses not yet sent
         bool async_seen = false;           // an element went async: later ones go out alone
         bool more_elements = false;        // the element being processed is not the last
-        // The request frame came in a TRANSFORM_HEADER of this session (MS-SMB2 3.3.5.2.1.1).
+        // The request frame came in a TRANSFORM_HEADER of this session (MS-SMB2 3.3.5.2.1.1),
+        // opened with this channel's contexts.
         std::shared_ptr<Session> transform_session;
+        std::shared_ptr<auth::SessionEncryption> transform_encryption;
     };
     friend class RequestContext;
 
@@ -124,15 +142,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void finish_header(ResponseElement& el, const protocol::Header& req, NtStatus status,
                        uint16_t credits_granted, bool async, uint64_t async_id, uint64_t session_id,
                        uint32_t tree_id);
-    Status verify_signature(Session& s, protocol::Bytes elem, const protocol::Header& hdr);
     Status verify_signature(auth::Signer& signer, protocol::Bytes elem,
                             const protocol::Header& hdr);
     // Decrypts a TRANSFORM message in place (MS-SMB2 3.3.5.2.1.1); the plaintext is
     // msg[52..]. Logs why and fails when the message must be dropped (the caller disconnects).
-    Result<std::shared_ptr<Session>> open_transform(protocol::MutableBytes msg);
-    // Which session's key encrypts the response to this request (MS-SMB2 3.3.4.1.4), if any.
-    std::shared_ptr<Session> response_encryption(const RequestContext& ctx,
-                                                 const FrameState& fs) const;
+    Result<Channel> open_transform(protocol::MutableBytes msg);
+    // Whether the response to this request is encrypted (MS-SMB2 3.3.4.1.4): sets the
+    // element's encrypt_with / encrypt_session_id.
+    void choose_encryption(ResponseElement& el, const RequestContext& ctx,
+                           const FrameState& fs) const;
     uint16_t grant_credits(const protocol::Header& req);
 
     bool closed_ = false;

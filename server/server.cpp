@@ -316,6 +316,16 @@ void Server::connection_closed(Connection& c) {
         connections_per_address_.erase(it);
 }
 
+void Server::end_session(Session& s) {
+    s.state = Session::State::Deleted;
+    opens.remove_if([id = s.id](const Open& o) { return o.session_id == id; });
+    {
+        std::lock_guard lk(s.mu);
+        s.trees.clear();
+    }
+    sessions.remove(s.id);
+}
+
 void Server::run() {
     for (size_t i = 1; i < loops_.size(); ++i) {
         threads_.emplace_back([this, i] {

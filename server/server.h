@@ -90,6 +90,10 @@ class Server {
     size_t loop_count() const { return loops_.size(); }
 
     void connection_closed(Connection& c);
+    // Ends a session for all its channels (LOGOFF, failed re-authentication, PreviousSessionId,
+    // its last channel closed): Deleted, its opens closed, its trees gone, out of the table.
+    // Channels on other connections notice at their next request (USER_SESSION_DELETED).
+    void end_session(Session& s);
 
   private:
     void accept_next(size_t listener);

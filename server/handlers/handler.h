@@ -55,7 +55,11 @@ class RequestContext {
     // The request arrived inside a TRANSFORM_HEADER (Request.IsEncrypted, MS-SMB2 3.3.5.2.1.1).
     bool request_encrypted = false;
 
-    std::shared_ptr<Session> session;   // set when the handler needs a session
+    std::shared_ptr<Session> session;  // set when the handler needs a session
+    // What this connection signs and encrypts `session` with (its Channel), set with it; the
+    // handler of the SESSION_SETUP that creates a channel sets them for its own response.
+    std::shared_ptr<auth::Signer> channel_signer;
+    std::shared_ptr<auth::SessionEncryption> channel_encryption;
     std::shared_ptr<TreeConnect> tree;  // set when the handler needs a tree
     // Effective ids of this element (a related compound element inherits them, MS-SMB2
     // 3.3.5.2.7.2); CREATE sets created_file_id for the elements after it.

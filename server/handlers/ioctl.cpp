@@ -22,12 +22,14 @@
 
 #include "protocol/access_mask.h"
 #include "protocol/file_info.h"
+#include "protocol/negotiate.h"
 #include "server/buffer_pool.h"
 #include "server/connection.h"
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
+#include "server/net_interfaces.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/server.h"
 #include "server/state/lock_table.h"
@@ -666,10 +668,20 @@ asio::awaitable<NtStatus> ioctl(RequestContext& ctx) {
     switch (code) {
         case fsctl::kValidateNegotiateInfo:
             co_return validate_negotiate(ctx, *req);
-        case fsctl::kQueryNetworkInterfaceInfo:
-            // MS-SMB2 3.3.5.15.11: without SMB2_GLOBAL_CAP_MULTI_CHANNEL the server MAY refuse;
-            // multichannel is not offered yet.
-            co_return NtStatus::NotSupported;
+        case fsctl::kQueryNetworkInterfaceInfo: {
+            // MS-SMB2 3.3.5.15.11: the addresses a multichannel client may bind further
+            // channels from; refused where SMB2_GLOBAL_CAP_MULTI_CHANNEL was not offered.
+            if (!(ctx.conn.state.server_capabilities & global_caps::kMultiChannel))
+                co_return NtStatus::NotSupported;
+            const auto& listen = ctx.server.config().global.interfaces;
+            auto list =
+                co_await ctx.blocking([&listen] { return query_network_interfaces(listen); });
+            ByteVector out;
+            ByteWriter w(out);
+            NetworkInterfaceInfo::encode_list(w, list);
+            if (out.size() > req->max_output_response) co_return NtStatus::BufferTooSmall;
+            co_return reply(ctx, *req, req->file_id, out);
+        }
         case fsctl::kDfsGetReferrals:
         case fsctl::kDfsGetReferralsEx:
             // MS-SMB2 3.3.5.15.2: IsDfsCapable is FALSE.

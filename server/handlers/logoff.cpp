@@ -1,5 +1,5 @@
-// LOGOFF (MS-SMB2 3.3.5.6): closes the session's opens and trees; the response is still signed
-// with the session's key, so the session object lives until the response is sent.
+// LOGOFF (MS-SMB2 3.3.5.6): ends the session for all its channels, with its opens and trees;
+// the response is still signed with this channel's key (RequestContext::channel_signer keeps it).
 #include "protocol/logoff.h"
 #include "server/connection.h"
 #include "server/handlers/handlers.h"
@@ -12,14 +12,11 @@ asio::awaitable<NtStatus> logoff(RequestContext& ctx) {
     auto req = protocol::LogoffRequest::parse(ctx.msg);
     if (!req) co_return req.status();
     auto sid = ctx.session->id;
-    ctx.server.opens.remove_if([sid](const Open& o) { return o.session_id == sid; });
-    {
-        std::lock_guard lk(ctx.session->mu);
-        ctx.session->trees.clear();
-    }
-    ctx.conn.sessions.erase(sid);
-    ctx.server.sessions.remove(sid);
-    log_debug("conn ", ctx.conn.id, ": logoff session ", std::hex, sid);
+    const size_t channels = ctx.session->channel_count();
+    ctx.server.end_session(*ctx.session);
+    ctx.conn.channels.erase(sid);
+    log_debug("conn ", ctx.conn.id, ": logoff session ", std::hex, sid, std::dec, " (", channels,
+              " channel(s))");
     protocol::LogoffResponse{}.serialize(ctx.body());
     co_return NtStatus::Success;
 }

@@ -40,10 +40,12 @@ NegotiateResponse make_response(Connection& conn, Dialect d) {
     if (g.signing == SigningPolicy::Mandatory) r.security_mode |= security_mode::kSigningRequired;
     r.dialect_revision = uint16_t(d);
     r.server_guid = server.guid();
-    // LARGE_MTU for 2.1+ on TCP (multi-credit, 3.3.5.3.1). Leases, multichannel, persistent
-    // handles are advertised by the issues that implement them; encryption by the caller.
+    // LARGE_MTU for 2.1+ on TCP (multi-credit, 3.3.5.3.1); MULTI_CHANNEL for 3.x when
+    // "server multi channel support" is on (3.3.5.4). Leases and persistent handles are
+    // advertised by the issues that implement them; encryption by the caller.
     r.capabilities = 0;
     if (d != Dialect::Smb202 && d != Dialect::Wildcard) r.capabilities |= global_caps::kLargeMtu;
+    if (is_smb3(d) && g.multi_channel) r.capabilities |= global_caps::kMultiChannel;
     uint32_t io = (d == Dialect::Smb202) ? 65536u : g.max_io_size;
     r.max_transact_size = io;
     r.max_read_size = io;

@@ -1,9 +1,12 @@
 // SESSION_SETUP (MS-SMB2 3.3.5.5): SPNEGO over Kerberos (MIT GSS) and NTLMv2, the 3.1.1 preauth
 // integrity hash, key derivation, the signing decision, and the logon throttle (failed logons
 // are logged with user and address, and answers to addresses with recent failures are held
-// back; server/logon_throttle.h).
+// back; server/logon_throttle.h), and multichannel binding (MS-SMB2 3.3.5.5.2): a further
+// connection of the client joins a session as another channel with a signing key of its own.
+#include <algorithm>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cctype>
 
 #include "protocol/session_setup.h"
 #include "server/auth_glue.h"
@@ -18,34 +21,47 @@ using namespace protocol;
 
 namespace {
 
-void drop_session(Connection& conn, uint64_t sid) {
-    conn.server.opens.remove_if([sid](const Open& o) { return o.session_id == sid; });
-    conn.sessions.erase(sid);
-    conn.server.sessions.remove(sid);
+// A failed first authentication or re-authentication ends the session for all its channels.
+// This connection's channel entry stays behind (Connection::channel) to sign what still names
+// the session.
+void drop_session(Connection& conn, const std::shared_ptr<Session>& s) {
+    conn.server.end_session(*s);
 }
 
-// Session.SigningKey and the signer for this connection's algorithm (3.3.5.5.3).
-Status install_keys(Connection& conn, Session& s) {
-    auto d = conn.state.dialect;
-    s.keys = auth::derive_session_keys(
-        d, conn.state.cipher_id,
-        Bytes(reinterpret_cast<const std::byte*>(s.session_key.data()), 16), s.full_session_key,
-        s.preauth ? s.preauth->bytes() : Bytes{});
-    Bytes key = is_smb3(d) ? Bytes(s.keys.signing_key)
-                           : Bytes(reinterpret_cast<const std::byte*>(s.session_key.data()), 16);
-    auto signer = auth::Signer::create(conn.signing_algorithm(), key);
+Bytes session_key_bytes(const Session& s) {
+    return Bytes(reinterpret_cast<const std::byte*>(s.session_key.data()), 16);
+}
+
+// This connection's signer and cipher contexts of session `s` (MS-SMB2 3.3.5.5.3): signing with
+// `signing_key` in the connection's algorithm; the session's cipher keys in contexts of their
+// own that draw nonces from the session's sequence.
+Status make_channel_crypto(Connection& conn, Session& s, Bytes signing_key, Channel& ch) {
+    auto signer = auth::Signer::create(conn.signing_algorithm(), signing_key);
     if (!signer) return Error(signer.status());
-    s.signer = std::make_unique<auth::Signer>(std::move(*signer));
-    // Cipher keys whenever the connection negotiated encryption (3.3.5.5.3): the server's
-    // EncryptionKey seals responses, its DecryptionKey opens requests.
-    s.cipher_id = is_smb3(d) ? conn.state.cipher_id : 0;
-    if (is_smb3(d) && conn.state.cipher_id != 0) {
-        auto enc = auth::SessionEncryption::create(conn.state.cipher_id, s.keys.encryption_key_s2c,
-                                                   s.keys.decryption_key_c2s);
+    ch.signer = std::make_shared<auth::Signer>(std::move(*signer));
+    if (s.can_encrypt()) {
+        // The server's EncryptionKey seals responses, its DecryptionKey opens requests.
+        auto enc = auth::SessionEncryption::create(s.cipher_id, s.keys.encryption_key_s2c,
+                                                   s.keys.decryption_key_c2s, s.nonces);
         if (!enc) return Error(enc.status());
-        s.encryption = std::make_unique<auth::SessionEncryption>(std::move(*enc));
+        ch.encryption = std::make_shared<auth::SessionEncryption>(std::move(*enc));
+        if (!s.nonces) s.nonces = ch.encryption->nonces();
     }
     return {};
+}
+
+// Session.SigningKey and the cipher keys of a first authentication (3.3.5.5.3), and the
+// session's first channel: this connection, whose Channel.SigningKey is Session.SigningKey.
+Status install_keys(Connection& conn, Session& s, Channel& ch) {
+    auto d = conn.state.dialect;
+    s.keys =
+        auth::derive_session_keys(d, conn.state.cipher_id, session_key_bytes(s), s.full_session_key,
+                                  s.preauth ? s.preauth->bytes() : Bytes{});
+    s.cipher_id = is_smb3(d) ? conn.state.cipher_id : 0;
+    s.signing_algorithm = conn.signing_algorithm();
+    s.has_signing_key = true;
+    return make_channel_crypto(conn, s,
+                               is_smb3(d) ? Bytes(s.keys.signing_key) : session_key_bytes(s), ch);
 }
 
 // Waits without blocking the event loop: other connections on this loop go on meanwhile.
@@ -72,52 +88,172 @@ std::chrono::milliseconds note_logon_failure(Connection& conn, std::string_view 
     return delay;
 }
 
-// A signer of its own with `s`'s Session.SigningKey and algorithm (3.3.5.5.3), for answering on
-// another connection than the session's.
-std::unique_ptr<auth::Signer> copy_signer(const Session& s) {
-    if (!s.signer) return nullptr;
-    Bytes key = is_smb3(s.dialect)
-                    ? Bytes(s.keys.signing_key)
-                    : Bytes(reinterpret_cast<const std::byte*>(s.session_key.data()), 16);
-    auto signer = auth::Signer::create(s.signer->algorithm(), key);
-    if (!signer) return nullptr;
-    return std::make_unique<auth::Signer>(std::move(*signer));
+bool same_user(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
 }
 
-// SESSION_SETUP naming a session this connection does not hold: a request to bind this
-// connection as another channel of it (SMB2_SESSION_FLAG_BINDING), or a client that mixed up
-// its sessions. A request signed with the session's key is answered signed with it, as Windows
-// and Samba do, so that the client sees the real status rather than a signature failure.
-// Binding checks in the order Windows applies them (smbtorture smb2.session.bind_negative_*);
-// binding itself needs multichannel, which daxsmbd does not offer yet, so a request that
-// passes every check is refused with STATUS_REQUEST_NOT_ACCEPTED (MS-SMB2 3.3.5.5).
-NtStatus session_setup_foreign(RequestContext& ctx, const SessionSetupRequest& req) {
+// Why a SESSION_SETUP naming a session this connection is no channel of cannot bind it, in the
+// order Windows checks (smbtorture smb2.session.bind_negative_*); Success when it may. `s` is
+// the session, found in the global table and Valid. A request signed with the session's key is
+// answered signed with it, as Windows and Samba do, so that the client sees the real status
+// rather than a signature failure (the signer goes to ctx.response_signer).
+NtStatus binding_refusal(RequestContext& ctx, const SessionSetupRequest& req, const Session& s) {
     auto& conn = ctx.conn;
-    std::shared_ptr<Session> s = conn.server.sessions.find(ctx.header.session_id);
-    if (!s || s->state != Session::State::Valid) return NtStatus::UserSessionDeleted;
-    std::unique_ptr<auth::Signer> signer = copy_signer(*s);
+    std::unique_ptr<auth::Signer> signer = s.session_signer();
+    // MS-SMB2 3.3.5.5.2: the binding request is verified with Session.SigningKey.
     const bool verified = signer && ctx.signature_valid(*signer);
     if (verified) ctx.response_signer = std::move(signer);
     if (!req.is_binding()) return NtStatus::UserSessionDeleted;
     if (!ctx.header.is_signed()) return NtStatus::InvalidParameter;
     if (!verified) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session ", std::hex,
-                 s->id, std::dec, " refused: bad signature");
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session 0x", std::hex,
+                 s.id, std::dec, " refused: bad signature");
         return NtStatus::AccessDenied;
     }
+    // Samba's rule: when either side signs with AES-GMAC both must (3.1.1 signing algorithms).
     using auth::SigningAlgorithm;
-    const SigningAlgorithm session_alg = s->signer->algorithm();
+    const SigningAlgorithm session_alg = s.signing_algorithm;
     const SigningAlgorithm conn_alg = conn.signing_algorithm();
     if (session_alg == SigningAlgorithm::AesGmac && conn_alg != session_alg)
         return NtStatus::RequestOutOfSequence;
     if (conn_alg == SigningAlgorithm::AesGmac && conn_alg != session_alg)
         return NtStatus::NotSupported;
+    // MS-SMB2 3.3.5.5.2: binding needs a 3.x connection and multichannel; the dialect (and
+    // cipher) must be the session's first connection's.
     if (!is_smb3(conn.state.dialect)) return NtStatus::RequestNotAccepted;
-    if (s->cipher_id != (is_smb3(conn.state.dialect) ? conn.state.cipher_id : 0))
+    if (!conn.server.config().global.multi_channel) {
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session 0x", std::hex,
+                 s.id, std::dec,
+                 " refused: multichannel is off ('server multi channel support = no')");
+        return NtStatus::RequestNotAccepted;
+    }
+    if (conn.state.dialect != s.dialect || s.cipher_id != conn.state.cipher_id)
         return NtStatus::InvalidParameter;
-    log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session ", std::hex,
-             s->id, std::dec, " refused: multichannel is not supported");
-    return NtStatus::RequestNotAccepted;
+    if (s.is_anonymous || s.is_guest) return NtStatus::NotSupported;
+    return NtStatus::Success;
+}
+
+// SESSION_SETUP with SMB2_SESSION_FLAG_BINDING, or naming a session this connection is no
+// channel of (MS-SMB2 3.3.5.5.2): binds this connection to the session as a further channel
+// after an authentication of its own as the session's user. The channel signs with a key of its
+// own (3.3.5.5.3); everything else of the session (trees, opens, cipher keys) is shared. A
+// failed binding leaves the session as it was.
+asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& req) {
+    auto& conn = ctx.conn;
+    auto& server = conn.server;
+    const uint64_t sid = ctx.header.session_id;
+    std::shared_ptr<Session> s = server.sessions.find(sid);
+    if (!s || s->state != Session::State::Valid) {
+        conn.pending_binds.erase(sid);
+        co_return NtStatus::UserSessionDeleted;
+    }
+    if (NtStatus refused = binding_refusal(ctx, req, *s); refused != NtStatus::Success) {
+        conn.pending_binds.erase(sid);
+        co_return refused;
+    }
+    // MS-SMB2 3.3.5.5.2: a connection that already is a channel of the session cannot bind it
+    // again.
+    if (conn.channel(sid)) co_return NtStatus::RequestNotAccepted;
+    auto pit = conn.pending_binds.find(sid);
+    if (pit == conn.pending_binds.end()) {
+        // Entries of ended sessions (Connection::channel) do not count.
+        std::erase_if(conn.channels, [](const auto& kv) {
+            return kv.second.session->state == Session::State::Deleted;
+        });
+        if (conn.channels.size() + conn.pending_binds.size() >=
+            server.limits().max_sessions_per_connection) {
+            log_info("conn ", conn.id, " ", conn.transport->peer(),
+                     ": limit 'max sessions per connection' (",
+                     server.limits().max_sessions_per_connection, ") reached; binding refused");
+            co_return NtStatus::InsufficientResources;
+        }
+        Connection::PendingBind pb;
+        pb.session = s;
+        // 3.1.1: PreauthSession.PreauthIntegrityHashValue starts as the connection's.
+        if (conn.state.preauth) pb.preauth = *conn.state.preauth;
+        pit = conn.pending_binds.emplace(sid, std::move(pb)).first;
+    }
+    ctx.response_session_id = sid;
+    std::unique_ptr<auth::SpnegoAcceptor> acceptor = std::move(pit->second.acceptor);
+    if (!acceptor) acceptor = make_acceptor(server);
+    if (pit->second.preauth) pit->second.preauth->update(ctx.msg);
+
+    auth::SpnegoAcceptor* acc = acceptor.get();
+    const Bytes token = req.security_buffer;
+    auto step = co_await ctx.blocking([acc, token] { return acc->step(token); });
+    // The map may have changed while the step ran (the connection closed, another leg came).
+    pit = conn.pending_binds.find(sid);
+    if (!step || pit == conn.pending_binds.end()) {
+        if (pit != conn.pending_binds.end()) conn.pending_binds.erase(pit);
+        if (!step) {
+            const NtStatus status = step.status() == NtStatus::InvalidParameter
+                                        ? NtStatus::InvalidParameter
+                                        : NtStatus::LogonFailure;
+            const auto delay = note_logon_failure(conn, acceptor->attempted_user(),
+                                                  acceptor->failure_reason(), step.status());
+            co_await hold_back(conn, delay);
+            co_return status;
+        }
+        co_return NtStatus::UserSessionDeleted;
+    }
+
+    SessionSetupResponse resp;
+    resp.security_buffer = std::move(step->output_token);
+    if (!step->done) {
+        pit->second.acceptor = std::move(acceptor);
+        resp.serialize(ctx.body());
+        if (pit->second.preauth) {
+            Connection* c = &conn;
+            ctx.on_response = [c, sid](Bytes r) {
+                auto it = c->pending_binds.find(sid);
+                if (it != c->pending_binds.end() && it->second.preauth)
+                    it->second.preauth->update(r);
+            };
+        }
+        // Intermediate answers are signed with Session.SigningKey (ctx.response_signer).
+        co_return NtStatus::MoreProcessingRequired;
+    }
+
+    std::optional<auth::PreauthHash> preauth = std::move(pit->second.preauth);
+    conn.pending_binds.erase(pit);
+    co_await hold_back(conn, server.logon_throttle().delay_for(conn.transport->peer_address(),
+                                                               LogonThrottle::Clock::now()));
+    // MS-SMB2 3.3.5.5.2: the binding must authenticate the session's user. Windows answers a
+    // different user (guest and anonymous included) with ACCESS_DENIED (smbtorture
+    // smb2.session.bind_different_user); the session stays as it was.
+    if (step->is_anonymous || !same_user(step->user, s->user)) {
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session 0x", std::hex,
+                 sid, std::dec, " of user '", s->user, "' refused: authenticated as '",
+                 step->is_anonymous ? std::string("(anonymous)") : step->user, "'");
+        co_return NtStatus::AccessDenied;
+    }
+    // Channel.SigningKey (3.3.5.5.3): from the binding's own session key; on 3.1.1 with the
+    // binding's PreauthSession hash as context.
+    std::array<uint8_t, 16> key16{};
+    for (size_t i = 0; i < 16 && i < step->session_key.size(); ++i)
+        key16[i] = uint8_t(step->session_key[i]);
+    const auto channel_key = auth::derive_channel_signing_key(
+        conn.state.dialect, Bytes(reinterpret_cast<const std::byte*>(key16.data()), 16),
+        preauth ? preauth->bytes() : Bytes{});
+    Channel ch;
+    ch.session = s;
+    if (auto st = make_channel_crypto(conn, *s, Bytes(channel_key), ch); !st) co_return st.status();
+    if (!s->add_channel(conn.id, conn.weak_from_this())) co_return NtStatus::UserSessionDeleted;
+    conn.channels[sid] = ch;
+    log_info("conn ", conn.id, " ", conn.transport->peer(), ": bound to session 0x", std::hex, sid,
+             std::dec, " of user ", s->user, " as channel ", s->channel_count(), " (dialect 0x",
+             std::hex, uint16_t(conn.state.dialect), std::dec, ")");
+    resp.serialize(ctx.body());
+    // The final response is signed with the new Channel.SigningKey (3.3.5.5.3).
+    ctx.response_signer.reset();
+    ctx.session = s;
+    ctx.channel_signer = ch.signer;
+    ctx.channel_encryption = ch.encryption;
+    ctx.force_sign = true;
+    co_return NtStatus::Success;
 }
 
 }  // namespace
@@ -128,16 +264,20 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     auto req = SessionSetupRequest::parse(ctx.msg);
     if (!req) co_return req.status();
 
-    if (req->is_binding() ||
-        (ctx.header.session_id != 0 && !conn.sessions.count(ctx.header.session_id)))
-        co_return session_setup_foreign(ctx, *req);
+    if (req->is_binding() || (ctx.header.session_id != 0 && !conn.channel(ctx.header.session_id)))
+        co_return co_await bind(ctx, *req);
 
     std::shared_ptr<Session> s;
     if (ctx.header.session_id == 0) {
         // Abuse limit "max sessions per connection". MS-SMB2 3.3.5.5 sets no per-connection
         // number; like Samba when it can allocate no further session (smbXsrv_session_create),
         // the new session is refused with STATUS_INSUFFICIENT_RESOURCES.
-        if (conn.sessions.size() >= server.limits().max_sessions_per_connection) {
+        // Entries of ended sessions (Connection::channel) do not count.
+        std::erase_if(conn.channels, [](const auto& kv) {
+            return kv.second.session->state == Session::State::Deleted;
+        });
+        if (conn.channels.size() + conn.pending_binds.size() >=
+            server.limits().max_sessions_per_connection) {
             log_info("conn ", conn.id, " ", conn.transport->peer(),
                      ": limit 'max sessions per connection' (",
                      server.limits().max_sessions_per_connection, ") reached; new session refused");
@@ -146,17 +286,23 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         s = server.sessions.create();
         s->dialect = conn.state.dialect;
         if (conn.state.preauth) s->preauth = *conn.state.preauth;  // 3.3.5.5 step: copy conn H
-        conn.sessions[s->id] = s;
+        s->add_channel(conn.id, conn.weak_from_this());
+        conn.channels[s->id] = Channel{s, nullptr, nullptr};
     } else {
-        auto it = conn.sessions.find(ctx.header.session_id);
-        if (it == conn.sessions.end()) co_return NtStatus::UserSessionDeleted;
-        s = it->second;
+        Channel* ch = conn.channel(ctx.header.session_id);
+        if (!ch) co_return NtStatus::UserSessionDeleted;
+        s = ch->session;
     }
     ctx.response_session_id = s->id;
     bool reauth = s->state != Session::State::InProgress;
     // The acceptor leaves the session while it works: a second SESSION_SETUP on the same session
-    // meanwhile cannot reach it (it would start an exchange of its own and fail).
-    std::unique_ptr<auth::SpnegoAcceptor> acceptor = std::move(s->acceptor);
+    // meanwhile (on this or another channel) cannot reach it (it would start an exchange of its
+    // own and fail).
+    std::unique_ptr<auth::SpnegoAcceptor> acceptor;
+    {
+        std::lock_guard lk(s->mu);
+        acceptor = std::move(s->acceptor);
+    }
     if (!acceptor) acceptor = make_acceptor(server);
 
     // 3.1.1: every SESSION_SETUP request of the first authentication is hashed (3.3.5.5.1).
@@ -177,7 +323,7 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         acceptor.reset();
         // A failed re-authentication ends the session too, as Windows and Samba do: what comes
         // next on it gets USER_SESSION_DELETED (smbtorture smb2.session.reauth6).
-        drop_session(conn, s->id);
+        drop_session(conn, s);
         co_await hold_back(conn, delay);
         co_return status;
     }
@@ -185,7 +331,10 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     SessionSetupResponse resp;
     resp.security_buffer = std::move(step->output_token);
     if (!step->done) {
-        s->acceptor = std::move(acceptor);
+        {
+            std::lock_guard lk(s->mu);
+            s->acceptor = std::move(acceptor);
+        }
         resp.serialize(ctx.body());
         if (hashing) {
             auto sp = s;
@@ -205,7 +354,7 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         const auto delay = note_logon_failure(conn, "(anonymous)",
                                               "anonymous logon refused ('map to guest = never')",
                                               NtStatus::LogonFailure);
-        drop_session(conn, s->id);
+        drop_session(conn, s);
         co_await hold_back(conn, delay);
         co_return NtStatus::LogonFailure;
     }
@@ -229,7 +378,7 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         log_info("conn ", conn.id, " ", conn.transport->peer(), ": session refused: encryption ",
                  "is required and the ",
                  step->is_anonymous ? "logon is anonymous" : "client cannot encrypt");
-        drop_session(conn, s->id);
+        drop_session(conn, s);
         co_return NtStatus::AccessDenied;
     }
 
@@ -244,10 +393,12 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     s->session_key.fill(0);
     for (size_t i = 0; i < 16 && i < step->session_key.size(); ++i)
         s->session_key[i] = uint8_t(step->session_key[i]);
+    Channel* ch = conn.channel(s->id);
+    if (!ch) co_return NtStatus::UserSessionDeleted;  // ended meanwhile (connection closing)
     if (!s->is_anonymous) {
-        auto st = install_keys(conn, *s);
+        auto st = install_keys(conn, *s, *ch);
         if (!st) {
-            drop_session(conn, s->id);
+            drop_session(conn, s);
             co_return st.status();
         }
         // MS-SMB2 3.3.5.5.3: signing required when the client or the server requires it.
@@ -255,7 +406,7 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
                               g.signing == SigningPolicy::Mandatory;
         // Session.EncryptData for "desired"/"required" when the client can encrypt; the flag
         // tells it to encrypt everything (3.3.5.5.3, 2.2.6).
-        if (s->encryption && g.encrypt >= EncryptPolicy::Desired) {
+        if (ch->encryption && g.encrypt >= EncryptPolicy::Desired) {
             s->encrypt_data = true;
             s->reject_unencrypted = g.encrypt == EncryptPolicy::Required;
             resp.session_flags |= session_flags::kEncryptData;
@@ -263,26 +414,26 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     } else {
         resp.session_flags |= session_flags::kIsNull;
     }
-    s->state = Session::State::Valid;
     s->preauth.reset();
+    s->state = Session::State::Valid;  // publishes the identity and keys to other loops
 
-    // PreviousSessionId of the same user: the old session goes (3.3.5.5.3 step 4).
+    // PreviousSessionId of the same user: the old session goes (3.3.5.5.3 step 4), with all
+    // its channels.
     if (req->previous_session_id && req->previous_session_id != s->id) {
         auto old = server.sessions.find(req->previous_session_id);
-        if (old && old->user == s->user) {
-            server.opens.remove_if([id = old->id](const Open& o) { return o.session_id == id; });
-            server.sessions.remove(old->id);
-        }
+        if (old && old->user == s->user) server.end_session(*old);
     }
 
     log_info("conn ", conn.id, " ", conn.transport->peer(), ": session ", std::hex, s->id, std::dec,
              " user ", s->is_anonymous ? "(anonymous)" : s->user, " via ",
              step->mech == auth::oid::ntlmssp() ? "NTLMv2" : "Kerberos", " dialect 0x", std::hex,
              uint16_t(conn.state.dialect), std::dec, " cipher ",
-             s->encryption ? auth::cipher_name(conn.state.cipher_id) : "none",
+             ch->encryption ? auth::cipher_name(conn.state.cipher_id) : "none",
              s->encrypt_data ? " (session encrypted)" : "");
     resp.serialize(ctx.body());
     ctx.session = s;
+    ctx.channel_signer = ch->signer;
+    ctx.channel_encryption = ch->encryption;
     ctx.force_sign = !s->is_anonymous;  // the final response MUST be signed (3.3.5.5.3)
     co_return NtStatus::Success;
 }

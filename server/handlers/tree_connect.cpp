@@ -69,7 +69,7 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     // anonymous); "desired"/"required" mark the tree SMB2_SHAREFLAG_ENCRYPT_DATA.
     const auto& g = conn.server.config().global;
     const EncryptPolicy policy = share->config.encrypt.value_or(g.encrypt);
-    const bool can_encrypt = s.encryption != nullptr && g.encrypt != EncryptPolicy::Off;
+    const bool can_encrypt = ctx.channel_encryption != nullptr && g.encrypt != EncryptPolicy::Off;
     if (policy == EncryptPolicy::Required && !can_encrypt) {
         log_info("conn ", conn.id, " ", conn.transport->peer(), ": [", share->config.name,
                  "] requires encryption and this session cannot encrypt");

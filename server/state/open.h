@@ -2,11 +2,12 @@
 //
 // Ownership: the global OpenTable owns every Open (shared_ptr) keyed by its volatile FileId;
 // handlers hold a shared_ptr for the duration of a request, so a CLOSE or a connection teardown
-// racing with a READ never frees what the READ uses. An Open is used from the event loop of the
-// connection that created it and from blocking-pool jobs that loop awaits; `mu` guards the
-// mutable fields a pool job touches.
+// racing with a READ never frees what the READ uses. An Open is used from the event loops of its
+// session's channels (multichannel: several loops at once) and from blocking-pool jobs they
+// await; `mu` guards the mutable fields a pool job touches, `position` is atomic.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -50,7 +51,7 @@ struct Open {
     uint32_t share_access = 0;
     uint32_t create_options = 0;
     bool delete_on_close = false;
-    uint64_t position = 0;  // FilePositionInformation
+    std::atomic<uint64_t> position{0};  // FilePositionInformation
     // QUERY_INFO / SET_INFO / QUERY_DIRECTORY state (handlers/{query_info,set_info,
     // query_directory}.cpp), guarded by `mu`. Open.Mode (MS-FSA 2.1.1.6) once a
     // FileModeInformation set replaced it; until then (mode_set false) it is the mode bits of

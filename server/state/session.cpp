@@ -31,6 +31,46 @@ void SessionTable::remove(uint64_t id) {
     sessions_.erase(id);
 }
 
+std::unique_ptr<auth::Signer> Session::session_signer() const {
+    if (!has_signing_key) return nullptr;
+    protocol::Bytes key =
+        protocol::is_smb3(dialect)
+            ? protocol::Bytes(keys.signing_key)
+            : protocol::Bytes(reinterpret_cast<const std::byte*>(session_key.data()),
+                              session_key.size());
+    auto signer = auth::Signer::create(signing_algorithm, key);
+    if (!signer) return nullptr;
+    return std::make_unique<auth::Signer>(std::move(*signer));
+}
+
+bool Session::add_channel(uint64_t connection_id, std::weak_ptr<Connection> connection) {
+    std::lock_guard lk(mu);
+    if (state == State::Deleted) return false;
+    channels.push_back(ChannelRef{connection_id, std::move(connection)});
+    return true;
+}
+
+bool Session::remove_channel(uint64_t connection_id) {
+    std::lock_guard lk(mu);
+    std::erase_if(channels, [connection_id](const ChannelRef& c) {
+        return c.connection_id == connection_id;
+    });
+    if (!channels.empty() || state == State::Deleted) return false;
+    state = State::Deleted;
+    return true;
+}
+
+std::vector<std::shared_ptr<Connection>> Session::channel_connections(uint64_t preferred_id) {
+    std::vector<std::shared_ptr<Connection>> out;
+    std::lock_guard lk(mu);
+    for (const auto& c : channels)
+        if (auto conn = c.connection.lock()) {
+            out.push_back(std::move(conn));
+            if (c.connection_id == preferred_id) std::swap(out.front(), out.back());
+        }
+    return out;
+}
+
 size_t SessionTable::size() {
     std::lock_guard lk(mu_);
     return sessions_.size();

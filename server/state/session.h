@@ -1,11 +1,17 @@
-// Sessions and tree connects.
+// Sessions, their channels and tree connects.
 //
 // Ownership and threads (architecture.md "Concurrency and memory"): a Session is owned by the
-// global SessionTable (shared_ptr) and referenced by the connections (channels) it is bound
-// to; a TreeConnect is owned by its Session. A connection lives on one event loop; today a
-// session has exactly one channel, so its fields are only touched from that loop, except the
-// table itself, which is locked. Multichannel (next wave) binds more connections: fields that
-// several loops touch are then guarded by `mu`.
+// global SessionTable (shared_ptr) and referenced by the Channel of every connection bound to
+// it; a TreeConnect is owned by its Session. Each connection lives on one event loop, and the
+// channels of one session may live on different loops, so a Session is shared between loops:
+//   - `state` is atomic;
+//   - the identity and the keys are written by the first authentication before `state` becomes
+//     Valid and only read afterwards (a binding needs a Valid session, re-authentication keeps
+//     them);
+//   - everything else that changes later (trees, the channel list, the authentication in
+//     progress) is guarded by `mu`.
+// What is keyed per connection (Channel.SigningKey, the cipher contexts) lives in that
+// connection's Channel, used only on its loop: OpenSSL contexts are not thread-safe.
 #pragma once
 
 #include <array>
@@ -17,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "auth/encryption.h"
 #include "auth/kdf.h"
@@ -26,6 +33,8 @@
 #include "server/state/share.h"
 
 namespace daxsmbd::server {
+
+class Connection;
 
 struct TreeConnect {
     uint32_t id = 0;
@@ -41,10 +50,13 @@ struct TreeConnect {
 };
 
 struct Session {
-    enum class State { InProgress, Valid, Expired };
+    // Deleted: ended by LOGOFF, a failed re-authentication, a newer session of the same user
+    // (PreviousSessionId) or the close of its last channel; it is out of the table and its
+    // channels drop it at their next request.
+    enum class State { InProgress, Valid, Expired, Deleted };
 
     uint64_t id = 0;
-    State state = State::InProgress;
+    std::atomic<State> state{State::InProgress};
     protocol::Dialect dialect = protocol::Dialect::None;
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
 
@@ -61,31 +73,74 @@ struct Session {
     std::array<uint8_t, 16> session_key{};
     protocol::ByteVector full_session_key;
     auth::SessionKeys keys;
-    std::unique_ptr<auth::Signer> signer;  // Session.SigningKey / Channel.SigningKey (1 channel)
+    // Session.SigningKey is keys.signing_key (3.x) or session_key (2.x), used with the signing
+    // algorithm of the session's first connection; a channel signs with its own key
+    // (Channel::signer). has_signing_key: false for anonymous and guest sessions.
+    bool has_signing_key = false;
+    auth::SigningAlgorithm signing_algorithm = auth::SigningAlgorithm::HmacSha256;
     bool signing_required = false;
     // Session.EncryptData (MS-SMB2 3.3.5.5.3): every response is encrypted; with
     // `reject_unencrypted` ("smb encrypt = required") unencrypted requests are refused
-    // (3.3.5.2.9). `encryption` holds the cipher keys whenever the connection negotiated a
-    // cipher, so a client may encrypt even when the server does not ask for it.
+    // (3.3.5.2.9). The cipher keys exist whenever the connection negotiated a cipher
+    // (cipher_id != 0), so a client may encrypt even when the server does not ask for it;
+    // `nonces` is the sequence of EncryptionKey that every channel's contexts share.
     bool encrypt_data = false;
     bool reject_unencrypted = false;
-    std::unique_ptr<auth::SessionEncryption> encryption;
-    uint16_t cipher_id = 0;  // the cipher its connection negotiated (0: none)
+    uint16_t cipher_id = 0;  // the cipher its first connection negotiated (0: none)
+    std::shared_ptr<auth::NonceSequence> nonces;
+    bool can_encrypt() const { return cipher_id != 0 && !keys.encryption_key_s2c.empty(); }
+    // A signer of its own with Session.SigningKey and its algorithm (MS-SMB2 3.3.5.5.3), for
+    // requests that name the session on a connection that is no channel of it (a binding);
+    // null without a key. Only for a Valid session (the keys are published then).
+    std::unique_ptr<auth::Signer> session_signer() const;
 
-    // Authentication in progress.
+    // Authentication in progress: the first one (no other channel exists yet) or a
+    // re-authentication (guarded by `mu`: two channels may re-authenticate at once).
     std::unique_ptr<auth::SpnegoAcceptor> acceptor;
     std::optional<auth::PreauthHash> preauth;  // 3.1.1 Session.PreauthIntegrityHashValue
 
-    // Trees of this session.
     std::mutex mu;
+    // Trees of this session (guarded by `mu`).
     std::map<uint32_t, std::shared_ptr<TreeConnect>> trees;
     uint32_t next_tree_id = 1;
+    // Session.ChannelList (MS-SMB2 3.3.1.8): the connections bound to the session, the first
+    // one included (guarded by `mu`).
+    struct ChannelRef {
+        uint64_t connection_id = 0;
+        std::weak_ptr<Connection> connection;
+    };
+    std::vector<ChannelRef> channels;
 
     std::shared_ptr<TreeConnect> find_tree(uint32_t tid) {
         std::lock_guard lk(mu);
         auto it = trees.find(tid);
         return it == trees.end() ? nullptr : it->second;
     }
+    // Adds connection `id` as a channel; false when the session has ended meanwhile.
+    bool add_channel(uint64_t connection_id, std::weak_ptr<Connection> connection);
+    // Removes connection `id`'s channel. True when it was the last one: the session is Deleted
+    // then and the caller ends it (Server::end_session).
+    bool remove_channel(uint64_t connection_id);
+    // The connections of the channels, for messages that may go out on any of them (oplock
+    // breaks, MS-SMB2 3.3.4.6), the one with `preferred_id` first.
+    std::vector<std::shared_ptr<Connection>> channel_connections(uint64_t preferred_id);
+    size_t channel_count() {
+        std::lock_guard lk(mu);
+        return channels.size();
+    }
+};
+
+// One connection's side of a session (MS-SMB2 3.3.1.14 Channel): the session and what this
+// connection signs and encrypts it with. Owned by the connection and only used on its loop;
+// shared_ptrs so that a response in flight keeps its keys when the channel goes (LOGOFF).
+struct Channel {
+    std::shared_ptr<Session> session;
+    // Channel.SigningKey with this connection's signing algorithm; for the session's first
+    // connection the same key as Session.SigningKey. Null for anonymous and guest sessions.
+    std::shared_ptr<auth::Signer> signer;
+    // Session.EncryptionKey / DecryptionKey in cipher contexts of this connection's own, sealing
+    // from the session's shared nonce sequence. Null when the session has no cipher keys.
+    std::shared_ptr<auth::SessionEncryption> encryption;
 };
 
 class SessionTable {

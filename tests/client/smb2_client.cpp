@@ -692,32 +692,98 @@ Reply<NegotiateResponse> Smb2Client::negotiate(const NegotiateOptions& o) {
 Reply<SessionSetupResponse> Smb2Client::session_setup(std::string_view user,
                                                       std::string_view password,
                                                       std::string_view domain) {
+    return authenticate(user, password, domain, nullptr);
+}
+
+std::optional<Smb2Client::SessionBinding> Smb2Client::session_binding() const {
+    if (!session_.valid || session_.signing_key.empty()) return std::nullopt;
+    SessionBinding b;
+    b.id = session_.id;
+    b.signing_key = session_.signing_key;
+    b.signing_algorithm = session_.signing_algorithm;
+    b.keys = session_.keys;
+    b.cipher = cipher_id_;
+    b.signing_required = session_.signing_required;
+    b.encrypt_data = session_.encrypt_data;
+    return b;
+}
+
+Reply<SessionSetupResponse> Smb2Client::bind_session(const SessionBinding& b, std::string_view user,
+                                                     std::string_view password,
+                                                     std::string_view domain) {
+    return authenticate(user, password, domain, &b);
+}
+
+Reply<SessionSetupResponse> Smb2Client::authenticate(std::string_view user,
+                                                     std::string_view password,
+                                                     std::string_view domain,
+                                                     const SessionBinding* binding) {
     auth::SpnegoClient sp(auth::NtlmCredentials::with_password(
         std::string(user), password, std::string(domain), opts_.workstation));
     ByteVector token = sp.initial_token();
     session_ = Session{};
     tree_id_ = 0;
-    // 3.1.1: Session.PreauthIntegrityHashValue starts as the connection's (MS-SMB2 3.2.5.3.1).
+    // 3.1.1: Session.PreauthIntegrityHashValue starts as the connection's (MS-SMB2 3.2.5.3.1);
+    // so does a binding's PreauthSession hash (3.2.4.2.3).
     std::optional<auth::PreauthHash> h;
     if (dialect_ == Dialect::Smb311 && conn_preauth_) h = *conn_preauth_;
     uint64_t sid = 0;
+    // A binding's requests are signed with Session.SigningKey (MS-SMB2 3.2.4.2.3) and its
+    // intermediate answers come signed with it; the final answer with the new channel's key.
+    std::optional<auth::Signer> session_key_signer;
+    if (binding) {
+        auto signer = auth::Signer::create(binding->signing_algorithm, binding->signing_key);
+        if (!signer) return typed<SessionSetupResponse>(local_failure(signer.status()));
+        session_key_signer.emplace(std::move(*signer));
+        sid = binding->id;
+        session_.id = sid;
+    }
+    // Lends the session-key signer to the send path or the signature check.
+    auto with_session_key = [&](auto&& fn) {
+        if (!session_key_signer) return fn();
+        session_.signer.emplace(std::move(*session_key_signer));
+        auto result = fn();
+        session_key_signer.emplace(std::move(*session_.signer));
+        session_.signer.reset();
+        return result;
+    };
     for (int leg = 0; leg < 8; ++leg) {
         SessionSetupRequest req;
         req.security_mode = uint8_t(client_signing_required_ ? security_mode::kSigningRequired
                                                              : security_mode::kSigningEnabled);
+        if (binding) req.flags = session_setup_flags::kBinding;
         req.security_buffer = token;
         CallOptions co;
         co.session_id = sid;
-        co.sign = false;
+        co.sign = binding != nullptr;
         begin_message();
         uint64_t mid = add_element(Command::SessionSetup, co);
         serialize_body(req);
-        finish_message();
+        with_session_key([&] {
+            finish_message();
+            return 0;
+        });
         if (h) h->update(Bytes(tx_).subspan(4));
         if (auto st = flush_message(); !st)
             return typed<SessionSetupResponse>(local_failure(st.status()));
         auto r = typed<SessionSetupResponse>(wait_reply(mid));
         if (!r.from_server) return r;
+        if (binding && r.status != NtStatus::Success && opts_.verify_signatures &&
+            r.header.is_signed()) {
+            bool verified = false;
+            const bool ok = with_session_key([&] {
+                return check_signature(
+                    MutableBytes(const_cast<std::byte*>(r.msg.data()), r.msg.size()), r.header,
+                    &verified, r.encrypted);
+            });
+            r.signature_verified = verified;
+            if (!ok) {
+                session_ = Session{};
+                r.from_server = false;
+                r.status = local_status::kBadSignature;
+                return r;
+            }
+        }
         if (r.status == NtStatus::MoreProcessingRequired) {
             if (h) h->update(r.msg);
             sid = r.header.session_id;
@@ -733,6 +799,67 @@ Reply<SessionSetupResponse> Smb2Client::session_setup(std::string_view user,
         }
         if (r.status != NtStatus::Success) {
             session_ = Session{};
+            return r;
+        }
+        if (binding) {
+            // Channel.SigningKey from this authentication's session key, on 3.1.1 with the
+            // binding's preauth hash (MS-SMB2 3.2.5.3.1); the session's cipher keys stay.
+            if (!sp.done()) {
+                auto fin = sp.step(r.body.security_buffer);
+                if (!fin || !sp.done()) {
+                    session_ = Session{};
+                    r.from_server = false;
+                    r.status = fin ? NtStatus::LogonFailure : fin.status();
+                    return r;
+                }
+            }
+            auto key16 = auth::smb_session_key(sp.session_key());
+            auto channel_key =
+                auth::derive_channel_signing_key(dialect_, key16, h ? h->bytes() : Bytes{});
+            auto alg = signing_algorithm();
+            auto signer = alg ? auth::Signer::create(*alg, channel_key)
+                              : Result<auth::Signer>(Error(NtStatus::NotSupported));
+            if (!signer) {
+                session_ = Session{};
+                r.from_server = false;
+                r.status = signer.status();
+                return r;
+            }
+            session_.signer.emplace(std::move(*signer));
+            session_.flags = r.body.session_flags;
+            session_.signing_key = binding->signing_key;
+            session_.signing_algorithm = binding->signing_algorithm;
+            session_.keys = binding->keys;
+            session_.signing_required =
+                binding->signing_required || client_signing_required_ ||
+                (negotiated_.security_mode & security_mode::kSigningRequired);
+            session_.encrypt_data = binding->encrypt_data;
+            if (cipher_id_ != 0 && !binding->keys.encryption_key_s2c.empty()) {
+                auto enc = auth::SessionEncryption::create(
+                    cipher_id_, binding->keys.decryption_key_c2s, binding->keys.encryption_key_s2c);
+                if (!enc) {
+                    session_ = Session{};
+                    r.from_server = false;
+                    r.status = enc.status();
+                    return r;
+                }
+                session_.encryption.emplace(std::move(*enc));
+            }
+            // The final response is signed with the new Channel.SigningKey.
+            bool verified = false;
+            bool ok =
+                !opts_.verify_signatures ||
+                (r.header.is_signed() &&
+                 check_signature(MutableBytes(const_cast<std::byte*>(r.msg.data()), r.msg.size()),
+                                 r.header, &verified, r.encrypted));
+            r.signature_verified = verified;
+            if (!ok) {
+                session_ = Session{};
+                r.from_server = false;
+                r.status = local_status::kBadSignature;
+                return r;
+            }
+            session_.valid = true;
             return r;
         }
         // Success: the server's final token carries accept-completed and its mechListMIC.
@@ -783,6 +910,9 @@ Reply<SessionSetupResponse> Smb2Client::session_setup(std::string_view user,
                 return r;
             }
             session_.signer.emplace(std::move(*signer));
+            session_.signing_key.assign(signing_key.begin(), signing_key.end());
+            session_.signing_algorithm = *alg;
+            session_.keys = keys;
             session_.signing_required =
                 client_signing_required_ ||
                 (negotiated_.security_mode & security_mode::kSigningRequired);

@@ -171,6 +171,29 @@ class Smb2Client {
     Reply<protocol::SessionSetupResponse> session_setup(std::string_view user,
                                                         std::string_view password,
                                                         std::string_view domain = {});
+    // What another connection of the same client needs to bind to this client's session as a
+    // further channel (MS-SMB2 3.3.5.5.2): the session's id, its Session.SigningKey with the
+    // algorithm of this connection, and the cipher keys.
+    struct SessionBinding {
+        uint64_t id = 0;
+        ByteVector signing_key;
+        auth::SigningAlgorithm signing_algorithm = auth::SigningAlgorithm::AesCmac;
+        auth::SessionKeys keys;
+        uint16_t cipher = 0;
+        bool signing_required = false;
+        bool encrypt_data = false;
+    };
+    // The binding data of the current session (none before a keyed session is set up).
+    std::optional<SessionBinding> session_binding() const;
+    // SESSION_SETUP with SMB2_SESSION_FLAG_BINDING (MS-SMB2 3.2.4.2.3 / 3.3.5.5.2): a new
+    // authentication as `user` on this (negotiated) connection that makes it a channel of `b`'s
+    // session. The requests are signed with Session.SigningKey; on success this client uses
+    // that session (session_id() == b.id) with the new Channel.SigningKey, the final response
+    // verified with it.
+    Reply<protocol::SessionSetupResponse> bind_session(const SessionBinding& b,
+                                                       std::string_view user,
+                                                       std::string_view password,
+                                                       std::string_view domain = {});
     // "\\host\share"; on success tree_id() is the new tree.
     Reply<protocol::TreeConnectResponse> tree_connect(std::string_view share);
     Reply<protocol::TreeDisconnectResponse> tree_disconnect();
@@ -317,7 +340,11 @@ class Smb2Client {
         bool valid = false;
         bool signing_required = false;
         uint16_t flags = 0;
-        std::optional<auth::Signer> signer;
+        // Session.SigningKey, its algorithm and the cipher keys, for binding other connections.
+        ByteVector signing_key;
+        auth::SigningAlgorithm signing_algorithm = auth::SigningAlgorithm::AesCmac;
+        auth::SessionKeys keys;
+        std::optional<auth::Signer> signer;                 // Channel.SigningKey of this connection
         std::optional<auth::SessionEncryption> encryption;  // seals with C2S, opens with S2C
         bool encrypt_data = false;                          // SMB2_SESSION_FLAG_ENCRYPT_DATA
     };
@@ -329,6 +356,11 @@ class Smb2Client {
         bool encrypt;
     };
 
+    // session_setup() and bind_session(): a whole SESSION_SETUP exchange.
+    Reply<protocol::SessionSetupResponse> authenticate(std::string_view user,
+                                                       std::string_view password,
+                                                       std::string_view domain,
+                                                       const SessionBinding* binding);
     void begin_message();
     uint64_t add_element(Command cmd, const CallOptions& co);
     // Appends a request body; a codec whose serialize() can fail (TREE_CONNECT) fails the send.

@@ -35,7 +35,7 @@ TestServer::TestServer(Options options) : opts_(std::move(options)) {
         return;
     }
 
-    // The user database: alice/pw, files created as the test's own uid.
+    // The user database: alice/pw (and the extra users), files created as the test's own uid.
     std::string userdb = dir_ + "/users.db";
     std::string err;
     auto db = auth::UserDatabase::load(userdb, &err);
@@ -49,6 +49,11 @@ TestServer::TestServer(Options options) : opts_(std::move(options)) {
     rec.uid = uint32_t(::getuid());
     rec.gid = uint32_t(::getgid());
     db->set(rec);
+    for (const auto& [name, password] : opts_.extra_users) {
+        rec.name = name;
+        rec.nt_hash = auth::nt_hash_of_password(password);
+        db->set(rec);
+    }
     if (!db->save(&err)) {
         error_ = "user database: " + err;
         return;

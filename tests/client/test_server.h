@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "server/config.h"
 
@@ -23,8 +25,9 @@ class TestServer {
     struct Options {
         std::string user = "alice";
         std::string password = "pw";
-        unsigned log_level = 0;       // 0 errors only; 2 debug
-        unsigned worker_threads = 1;  // event loops
+        std::vector<std::pair<std::string, std::string>> extra_users;  // more {user, password}
+        unsigned log_level = 0;                                        // 0 errors only; 2 debug
+        unsigned worker_threads = 1;                                   // event loops
         // Last word on the configuration (signing policy, dialect range, more shares ...).
         std::function<void(server::Config&)> configure;
     };

@@ -309,6 +309,14 @@ TEST(Config, MapToGuest) {
     EXPECT_NE(parse_err("[global]\nmap to guest = always\n").find("bad value"), std::string::npos);
 }
 
+TEST(Config, ServerMultiChannelSupport) {
+    EXPECT_TRUE(parse_ok("[global]\n").global.multi_channel);  // Samba's default: yes
+    EXPECT_FALSE(parse_ok("[global]\nserver multi channel support = no\n").global.multi_channel);
+    EXPECT_TRUE(parse_ok("[global]\nserver multi channel support = yes\n").global.multi_channel);
+    EXPECT_NE(parse_err("[global]\nserver multi channel support = maybe\n").find("bad value"),
+              std::string::npos);
+}
+
 TEST(Config, NumericRanges) {
     EXPECT_NE(parse_err("[global]\nsmb ports = 0\n").find("bad value"), std::string::npos);
     EXPECT_NE(parse_err("[global]\nsmb ports = 65536\n").find("bad value"), std::string::npos);
