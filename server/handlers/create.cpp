@@ -26,6 +26,7 @@
 #include "server/errno_status.h"
 #include "server/handlers/create_contexts.h"
 #include "server/handlers/handlers.h"
+#include "server/handlers/security_info.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
@@ -219,6 +220,22 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
         disp == cd::kSupersede || disp == cd::kOverwrite || disp == cd::kOverwriteIf;
     const bool readonly = !is_dir && (before->file_attributes & vfs::kAttrReadonly);
 
+    // MS-FSA 2.1.5.1.2.1: the object's DACL, where one is stored (security_info.h).
+    std::optional<uint32_t> acl_allowed;
+    if (p.token) {
+        auto allowed = security::stored_access(*root, rp.parent, is_root, probe->get(), *p.token);
+        if (!allowed) return fail(allowed.status());
+        acl_allowed = *allowed;
+    }
+    if (acl_allowed) {
+        uint32_t needed = pl.desired;
+        if (overwrite) needed |= disp == cd::kSupersede ? am::kDelete : am::kFileWriteData;
+        if (needed & ~*acl_allowed) return fail(NtStatus::AccessDenied);
+        if (pl.want_max && pl.desired == 0 &&
+            (object_maximal_access(p.maximal_access, readonly) & *acl_allowed) == 0)
+            return fail(NtStatus::AccessDenied);
+    }
+
     // MS-FSA 2.1.5.1.2.1 (access to an existing file).
     if (readonly && (overwrite || (pl.desired & (am::kFileWriteData | am::kFileAppendData))))
         return fail(NtStatus::AccessDenied);
@@ -235,7 +252,8 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
         if (p.file_attributes & fa::kEncrypted) return fail(NtStatus::AccessDenied);
     }
 
-    const uint32_t maximal = object_maximal_access(p.maximal_access, readonly);
+    const uint32_t maximal =
+        object_maximal_access(p.maximal_access, readonly) & acl_allowed.value_or(~0u);
     const uint32_t granted = grant(pl, maximal);
     // MS-FSA 2.1.5.1.2: overwrite and supersede take part in sharing as writes / deletes.
     uint32_t sharing = granted;
@@ -349,7 +367,12 @@ Attempt create_new(const std::shared_ptr<const vfs::ShareRoot>& root, FileTable&
     if (!token) return fail(token.status());
     auto reg = std::make_shared<FileRegistration>(files, key, *token, root);
 
-    if (auto st = apply_new_metadata(fd->get(), p, make_dir, info->creation_time); !st) {
+    Status applied = apply_new_metadata(fd->get(), p, make_dir, info->creation_time);
+    // MS-SMB2 3.3.5.9.2: the SecD descriptor becomes the new file's (security_info.h).
+    if (applied && p.security_descriptor)
+        applied = security::store_create_descriptor(fd->get(), *p.security_descriptor,
+                                                    p.token ? &*p.token : nullptr);
+    if (auto st = applied; !st) {
         // Do not leave a half-made file behind.
         abandon(files, reg);
         (void)delete_if_same_file(*root, key, rp.rel);
@@ -537,6 +560,8 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     p.store_dos_attributes = share->config.store_dos_attributes;
     p.allocation_size = contexts->allocation_size;
     p.eas = std::move(contexts->eas);
+    p.security_descriptor = std::move(contexts->security_descriptor);
+    p.token = security::token_of(*ctx.session);
 
     auto refused = [&](NtStatus st) {
         if (st == NtStatus::AccessDenied || st == NtStatus::PrivilegeNotHeld)

@@ -15,7 +15,8 @@
 //   - Share permissions: the tree's MaximalAccess (read-only share: read + execute) bounds every
 //     open; asking for more, or for a disposition that writes, is STATUS_ACCESS_DENIED.
 //     MAXIMUM_ALLOWED grants the tree's maximal access (without the write rights on a READONLY
-//     file, MS-FSA 2.1.5.1.2.1). NT ACLs on files are not evaluated yet.
+//     file, MS-FSA 2.1.5.1.2.1). A file or directory with a stored NT security descriptor also
+//     needs its DACL to grant the access (security_info.h); the others are not evaluated.
 //   - Open.GrantedAccess is the (generic-mapped) DesiredAccess (EXECUTE alone also allows READ,
 //     MS-SMB2 3.3.5.12); the rights an overwrite / supersede implies (WRITE_DATA / DELETE,
 //     MS-FSA 2.1.5.1.2) only take part in the sharing check, as in Samba.
@@ -39,8 +40,10 @@
 #include <string>
 #include <vector>
 
+#include "auth/access_check.h"
 #include "protocol/create.h"
 #include "protocol/result.h"
+#include "protocol/security_descriptor.h"
 #include "server/state/file_table.h"
 #include "server/state/open.h"
 #include "server/vfs/ea.h"
@@ -65,6 +68,11 @@ struct CreateParams {
     bool store_dos_attributes = true;         // share option "store dos attributes"
     std::optional<uint64_t> allocation_size;  // AlSi create context
     std::optional<std::vector<vfs::Ea>> eas;  // ExtA create context
+    // NT ACLs (security_info.h): the SecD descriptor a created file gets, and the token stored
+    // descriptors are checked against (nullopt: they are not evaluated; a SecD descriptor then
+    // defaults its owner and group to the file's POSIX ones).
+    std::optional<protocol::SecurityDescriptor> security_descriptor;
+    std::optional<auth::AccessToken> token;
     // Break other opens' oplocks this open conflicts with (MS-FSA 2.1.4.12). When a break is
     // started or still running, create_file fails with OPLOCK_BREAK_IN_PROGRESS and stores the
     // file in `oplock_break_file`: wait with FileTable::when_breaks_resolved and call again.
@@ -105,8 +113,9 @@ Status validate_create(const CreateParams& p);
 //   FILE_IS_A_DIRECTORY     NON_DIRECTORY_FILE on a directory
 //   NOT_A_DIRECTORY         DIRECTORY_FILE on a file
 //   OBJECT_NAME_INVALID     bad name, any stream syntax, trailing '\' on a file
-//   ACCESS_DENIED           beyond the share's rights, write to a READONLY file, overwrite of a
-//                           HIDDEN / SYSTEM file without keeping the attribute, path escapes
+//   ACCESS_DENIED           beyond the share's rights or a stored DACL's, write to a READONLY
+//                           file, overwrite of a HIDDEN / SYSTEM file without keeping the
+//                           attribute, path escapes
 //   CANNOT_DELETE           DELETE_ON_CLOSE on a READONLY file
 //   DELETE_PENDING          the file's delete is pending
 //   SHARING_VIOLATION       MS-FSA 2.1.5.1.2.2

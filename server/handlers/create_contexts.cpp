@@ -17,8 +17,8 @@ Result<CreateContextRequests> decode_create_contexts(const CreateContextList& li
         out.eas = std::move(eas);
     }
     if (const CreateContext* c = list.find(Bytes(n::kSdBuffer))) {
-        DAX_CHECK(SdBufferContext::decode(c->data));
-        out.security_descriptor = true;
+        DAX_TRY(auto sd, SecurityDescriptor::parse(c->data));
+        out.security_descriptor = std::move(sd);
     }
     if (const CreateContext* c = list.find(Bytes(n::kAllocationSize))) {
         DAX_TRY(auto alloc, AllocationSizeContext::decode(c->data));

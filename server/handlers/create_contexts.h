@@ -3,8 +3,8 @@
 //
 // What daxsmbd does with each:
 //   ExtA  EA_BUFFER          applied to a created / overwritten file through vfs EAs (3.3.5.9.1)
-//   SecD  SD_BUFFER          validated and ignored for now: NT ACLs on files come with the ACL
-//                            issue (3.3.5.9.2 lets a store without file security ignore it)
+//   SecD  SD_BUFFER          parsed (malformed: STATUS_INVALID_SECURITY_DESCR) and stored on a
+//                            created file, completed as security_info.h says (3.3.5.9.2)
 //   AlSi  ALLOCATION_SIZE    fallocate(KEEP_SIZE) on a created / overwritten file; file systems
 //                            without fallocate are ignored, ENOSPC is DISK_FULL (3.3.5.9.3)
 //   TWrp  TIMEWARP_TOKEN     no snapshots are served: OBJECT_NAME_NOT_FOUND (3.3.5.9.4)
@@ -22,17 +22,18 @@
 
 #include "protocol/create.h"
 #include "protocol/create_contexts.h"
+#include "protocol/security_descriptor.h"
 #include "server/vfs/ea.h"
 #include "server/vfs/metadata.h"
 
 namespace daxsmbd::server::handlers {
 
 struct CreateContextRequests {
-    std::optional<std::vector<vfs::Ea>> eas;  // ExtA
-    bool security_descriptor = false;         // SecD present
-    std::optional<uint64_t> allocation_size;  // AlSi
-    std::optional<int64_t> timewarp;          // TWrp
-    bool query_maximal_access = false;        // MxAc
+    std::optional<std::vector<vfs::Ea>> eas;                          // ExtA
+    std::optional<protocol::SecurityDescriptor> security_descriptor;  // SecD
+    std::optional<uint64_t> allocation_size;                          // AlSi
+    std::optional<int64_t> timewarp;                                  // TWrp
+    bool query_maximal_access = false;                                // MxAc
     std::optional<int64_t> maximal_access_timestamp;
     bool query_on_disk_id = false;  // QFid
 };

@@ -10,8 +10,10 @@
 #include <cerrno>
 #include <mutex>
 
+#include "auth/access_check.h"
 #include "protocol/access_mask.h"
 #include "protocol/query_info.h"
+#include "protocol/security_descriptor.h"
 #include "protocol/sid.h"
 #include "server/errno_status.h"
 #include "server/vfs/ea.h"
@@ -273,19 +275,6 @@ DirEntry dir_entry(const vfs::DirEntry& e, uint32_t ea_size) {
 
 // ---- Security descriptor -----------------------------------------------------------------
 
-namespace {
-
-// MS-DTYP 2.4.6 control bits and 2.4.4.1 ACE type.
-constexpr uint16_t kSeDaclPresent = 0x0004;
-constexpr uint16_t kSeSelfRelative = 0x8000;
-constexpr uint8_t kAccessAllowedAceType = 0x00;
-constexpr uint8_t kAclRevision = 2;
-
-constexpr uint64_t kWorldAuthority = 1;
-constexpr uint64_t kUnixAuthority = 22;  // S-1-22-1-<uid> users, S-1-22-2-<gid> groups
-
-}  // namespace
-
 uint32_t posix_bits_to_access(unsigned rwx) {
     namespace am = access_mask;
     rwx &= 7;
@@ -297,59 +286,30 @@ uint32_t posix_bits_to_access(unsigned rwx) {
     return m;
 }
 
-ByteVector synthetic_security_descriptor(const PosixOwner& owner, uint32_t secinfo) {
-    const Sid owner_sid = Sid::make(kUnixAuthority, {1, owner.uid});
-    const Sid group_sid = Sid::make(kUnixAuthority, {2, owner.gid});
-    const Sid everyone = Sid::make(kWorldAuthority, {0});
+Acl posix_dacl(const Sid& owner, const Sid& group, mode_t mode) {
+    Acl acl;
+    auto ace = [&](const Sid& sid, unsigned rwx) {
+        uint32_t mask = posix_bits_to_access(rwx);
+        if (mask != 0) acl.aces.push_back(Ace::allowed(sid, mask));  // a class without rights: none
+    };
+    ace(owner, (mode >> 6) & 7);
+    ace(group, (mode >> 3) & 7);
+    ace(auth::well_known_sid::everyone(), mode & 7);
+    return acl;
+}
 
-    ByteVector sd;
-    ByteWriter w(sd);
-    uint16_t control = kSeSelfRelative;
-    w.u8(1);   // Revision
-    w.u8(0);   // Sbz1
-    w.u16(0);  // Control, patched below
-    w.u32(0);  // OffsetOwner
-    w.u32(0);  // OffsetGroup
-    w.u32(0);  // OffsetSacl
-    w.u32(0);  // OffsetDacl
-    // SIDs are 8 + 4n bytes and ACLs a multiple of 4, so every part starts 4-aligned as
-    // MS-FSA 2.1.5.14 lays them out.
-    if (secinfo & security_information::kOwner) {
-        w.patch_u32(4, uint32_t(w.size()));
-        owner_sid.serialize(w);
-    }
-    if (secinfo & security_information::kGroup) {
-        w.patch_u32(8, uint32_t(w.size()));
-        group_sid.serialize(w);
-    }
-    if (secinfo & security_information::kDacl) {
-        control |= kSeDaclPresent;
-        w.patch_u32(16, uint32_t(w.size()));
-        size_t acl = w.size();
-        w.u8(kAclRevision);
-        w.u8(0);   // Sbz1
-        w.u16(0);  // AclSize, patched
-        w.u16(0);  // AceCount, patched
-        w.u16(0);  // Sbz2
-        uint16_t count = 0;
-        auto ace = [&](const Sid& sid, unsigned rwx) {
-            uint32_t mask = posix_bits_to_access(rwx);
-            if (mask == 0) return;  // a class without rights gets no ACE
-            w.u8(kAccessAllowedAceType);
-            w.u8(0);  // AceFlags: nothing inherits
-            w.u16(uint16_t(8 + sid.size()));
-            w.u32(mask);
-            sid.serialize(w);
-            ++count;
-        };
-        ace(owner_sid, (owner.mode >> 6) & 7);
-        ace(group_sid, (owner.mode >> 3) & 7);
-        ace(everyone, owner.mode & 7);
-        w.patch_u16(acl + 2, uint16_t(w.size() - acl));
-        w.patch_u16(acl + 4, count);
-    }
-    w.patch_u16(2, control);
+SecurityDescriptor posix_security_descriptor(const PosixOwner& owner) {
+    SecurityDescriptor sd;
+    sd.owner = auth::well_known_sid::unix_user(owner.uid);
+    sd.group = auth::well_known_sid::unix_group(owner.gid);
+    sd.set_dacl(posix_dacl(*sd.owner, *sd.group, owner.mode));
     return sd;
+}
+
+ByteVector synthetic_security_descriptor(const PosixOwner& owner, uint32_t secinfo) {
+    // Three ACEs with short SIDs never exceed the format's sizes.
+    auto bytes = select_security_parts(posix_security_descriptor(owner), secinfo).serialize();
+    return bytes ? std::move(*bytes) : ByteVector();
 }
 
 // ---- File system information -------------------------------------------------------------

@@ -21,8 +21,8 @@
 //     applications enable features by file-system name. The flags are honest: no
 //     FILE_PERSISTENT_ACLS (no NT ACLs are stored yet), no FILE_NAMED_STREAMS (CREATE refuses
 //     streams), FILE_CASE_SENSITIVE_SEARCH only on a "case sensitive" share.
-//   - Security descriptor: until NT ACLs are stored, QUERY_INFO answers a descriptor derived from
-//     the POSIX owner, group and mode, as Samba does without an ACL module: owner S-1-22-1-<uid>,
+//   - Security descriptor of a file without a stored one (security_info.h), derived from the
+//     POSIX owner, group and mode, as Samba does without an ACL module: owner S-1-22-1-<uid>,
 //     group S-1-22-2-<gid>, and a DACL with one allow ACE each for the owner, the group and
 //     Everyone (S-1-1-0) carrying the rights of their rwx bits (see posix_bits_to_access); a
 //     class without any bit gets no ACE. No inheritable ACEs and no SACL.
@@ -47,6 +47,8 @@
 #include "protocol/file_info.h"
 #include "protocol/fs_info.h"
 #include "protocol/result.h"
+#include "protocol/security_descriptor.h"
+#include "protocol/sid.h"
 #include "server/state/file_table.h"
 #include "server/vfs/dir.h"
 #include "server/vfs/metadata.h"
@@ -132,9 +134,16 @@ struct PosixOwner {
 // owner's implicit READ_CONTROL | WRITE_DAC comes from MS-DTYP's access check, not from here).
 uint32_t posix_bits_to_access(unsigned rwx);
 
-// Self-relative SECURITY_DESCRIPTOR (MS-DTYP 2.4.6) with the parts `secinfo`
-// (AdditionalInformation) asks for (OWNER 0x1, GROUP 0x2, DACL 0x4; nothing else exists), laid out
-// as MS-FSA 2.1.5.14 does: header, owner, group, DACL.
+// The DACL a POSIX mode stands for: one allow ACE each for `owner`, `group` and Everyone with
+// the rights of their rwx bits (none for a class without bits), nothing inheritable.
+protocol::Acl posix_dacl(const protocol::Sid& owner, const protocol::Sid& group, mode_t mode);
+// The descriptor of a file without a stored one: owner S-1-22-1-<uid>, group S-1-22-2-<gid>,
+// posix_dacl(); no SACL.
+protocol::SecurityDescriptor posix_security_descriptor(const PosixOwner& owner);
+
+// Self-relative SECURITY_DESCRIPTOR (MS-DTYP 2.4.6) of posix_security_descriptor() with the parts
+// `secinfo` (AdditionalInformation) asks for (OWNER 0x1, GROUP 0x2, DACL 0x4; nothing else
+// exists), laid out as MS-FSA 2.1.5.14 does: header, owner, group, DACL.
 protocol::ByteVector synthetic_security_descriptor(const PosixOwner& owner, uint32_t secinfo);
 
 // ---- File system information -------------------------------------------------------------

@@ -1,6 +1,6 @@
 // QUERY_INFO (MS-SMB2 3.3.5.20): file classes (MS-FSCC 2.4, MS-FSA 2.1.5.12), file-system classes
-// (MS-FSCC 2.5, MS-FSA 2.1.5.13), the security descriptor (MS-FSA 2.1.5.14; synthetic until NT
-// ACLs are stored, see info_classes.h) and quotas (not supported). The translation of metadata
+// (MS-FSCC 2.5, MS-FSA 2.1.5.13), the security descriptor (MS-FSA 2.1.5.14; stored or
+// synthesized, see security_info.h) and quotas (not supported). The translation of metadata
 // into the classes is in info_classes.cpp; this file decides status, access and buffer sizes.
 #include <sys/stat.h>
 
@@ -11,6 +11,7 @@
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/info_classes.h"
+#include "server/handlers/security_info.h"
 #include "server/log.h"
 #include "server/state/file_table.h"
 #include "server/state/share.h"
@@ -311,13 +312,15 @@ asio::awaitable<NtStatus> query_security(RequestContext& ctx, std::shared_ptr<Op
     if ((secinfo & (si::kOwner | si::kGroup | si::kDacl | si::kLabel)) &&
         !(open->granted_access & am::kReadControl))
         co_return NtStatus::AccessDenied;
-    auto owner = co_await ctx.blocking([&]() -> Result<info::PosixOwner> {
-        struct stat st {};
-        if (::fstat(open->fd, &st) != 0) return Error(errno_to_status(errno));
-        return info::PosixOwner{st.st_uid, st.st_gid, st.st_mode & 07777};
-    });
-    if (!owner) co_return owner.status();
-    ByteVector sd = info::synthetic_security_descriptor(*owner, secinfo);
+    // The stored descriptor, else the one of the POSIX mode (security_info.h).
+    auto got = co_await ctx.blocking(
+        [&]() -> Result<ByteVector> { return security::query_descriptor(open->fd, secinfo); });
+    if (!got) {
+        log_info("conn ", ctx.conn.id, ": security descriptor of '", open->path,
+                 "': ", status_name(got.status()));
+        co_return got.status();
+    }
+    ByteVector sd = std::move(*got);
     if (req.output_buffer_length < sd.size()) {
         // MS-SMB2 3.3.5.20.3: never a partial descriptor; the error data says how much is needed.
         auto e = make_buffer_too_small_error(uint32_t(sd.size()), is_311(ctx));

@@ -1,5 +1,5 @@
 // SET_INFO (MS-SMB2 3.3.5.21): file classes (MS-FSCC 2.4, MS-FSA 2.1.5.15), file-system classes
-// (none can be applied) and security (not supported until NT ACLs are stored).
+// (none can be applied) and security descriptors (stored, see security_info.h).
 //
 // Decisions (where the specifications leave room or daxsmbd differs from Windows):
 //   - Read-only share: every class that changes the file answers STATUS_ACCESS_DENIED (the open
@@ -23,10 +23,9 @@
 //   - Renaming a directory while a file or directory below it is open: STATUS_ACCESS_DENIED
 //     (MS-FSA 2.1.4.2 / 2.1.5.15.12). Opens of the same file through other handles follow the
 //     rename (their path is updated).
-//   - SMB2_0_INFO_SECURITY: after the access checks of MS-SMB2 3.3.5.21.3, STATUS_NOT_SUPPORTED.
-//     daxsmbd stores no NT ACLs yet and does not claim FILE_PERSISTENT_ACLS, so well-behaved
-//     clients (Windows Explorer, robocopy without /SEC, macOS) do not try; accepting and
-//     dropping a descriptor would tell a client its ACL was applied when it was not.
+//   - SMB2_0_INFO_SECURITY: after the access checks of MS-SMB2 3.3.5.21.3, the named parts are
+//     stored (security_info.h); a read-only share refuses it with STATUS_ACCESS_DENIED, a file
+//     system without user xattrs with STATUS_NOT_SUPPORTED.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +37,7 @@
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/info_classes.h"
+#include "server/handlers/security_info.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -364,7 +364,7 @@ NtStatus set_fs(const Open& open, const SetInfoRequest& req) {
     return NtStatus::NotSupported;
 }
 
-NtStatus set_security(const Open& open, const SetInfoRequest& req) {
+NtStatus check_set_security_access(const Open& open, const SetInfoRequest& req) {
     namespace si = security_information;
     const uint32_t secinfo = req.additional_information;
     const uint32_t g = open.granted_access;
@@ -379,8 +379,32 @@ NtStatus set_security(const Open& open, const SetInfoRequest& req) {
         (g & (am::kWriteDac | am::kWriteOwner | am::kAccessSystemSecurity)) !=
             (am::kWriteDac | am::kWriteOwner | am::kAccessSystemSecurity))
         return NtStatus::AccessDenied;
-    // No NT ACL storage yet (see the decisions above).
-    return NtStatus::NotSupported;
+    return NtStatus::Success;
+}
+
+// SMB2_0_INFO_SECURITY (MS-SMB2 3.3.5.21.3, MS-FSA 2.1.5.16): the parts named are replaced in the
+// file's descriptor and stored (security_info.h).
+asio::awaitable<NtStatus> set_security(RequestContext& ctx, std::shared_ptr<Open> open,
+                                       const SetInfoRequest& req) {
+    if (NtStatus st = check_set_security_access(*open, req); st != NtStatus::Success) co_return st;
+    if (ctx.tree->read_only) co_return NtStatus::AccessDenied;
+    auto st = co_await ctx.blocking([&]() -> Status {
+        return security::set_descriptor(open->fd, req.buffer, req.additional_information);
+    });
+    if (!st) {
+        // The first bytes of what was refused, for whoever reads the log.
+        std::string head;
+        static constexpr char kHex[] = "0123456789abcdef";
+        for (size_t i = 0; i < req.buffer.size() && i < 64; ++i) {
+            head.push_back(kHex[uint8_t(req.buffer[i]) >> 4]);
+            head.push_back(kHex[uint8_t(req.buffer[i]) & 15]);
+        }
+        log_info("conn ", ctx.conn.id, ": SET_INFO security of '", open->path, "' (0x", std::hex,
+                 req.additional_information, std::dec, ", ", req.buffer.size(), " bytes: ", head,
+                 "): ", status_name(st.status()));
+        co_return st.status();
+    }
+    co_return NtStatus::Success;
 }
 
 }  // namespace
@@ -408,7 +432,7 @@ asio::awaitable<NtStatus> set_info(RequestContext& ctx) {
             st = set_fs(*open, *req);
             break;
         case info_type::kSecurity:
-            st = set_security(*open, *req);
+            st = co_await set_security(ctx, open, *req);
             break;
         case info_type::kQuota:
             st = NtStatus::NotSupported;  // MS-SMB2 3.3.5.21.4

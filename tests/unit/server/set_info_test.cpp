@@ -15,6 +15,7 @@
 #include "protocol/access_mask.h"
 #include "protocol/file_info.h"
 #include "protocol/fs_info.h"
+#include "protocol/security_descriptor.h"
 #include "protocol/set_info.h"
 #include "server/connection.h"
 #include "server/errno_status.h"
@@ -604,12 +605,19 @@ TEST_F(SetInfoHandler, ClassesSecurityFileSystemAndLimits) {
     EXPECT_EQ(set_file(*f, fic::kFileShortNameInformation, enc(FileNameInfo{"F~1.TXT"})),
               info::kStatusShortNamesNotEnabled);
     EXPECT_EQ(set_file(*f, 13, ByteVector(65537, std::byte{0})), NtStatus::InvalidParameter);
-    // Security: the access checks of MS-SMB2 3.3.5.21.3, then no ACL storage.
+    // Security: the access checks of MS-SMB2 3.3.5.21.3, then the descriptor is parsed and
+    // stored (security_info_test.cpp).
     auto plain = open("f.txt", am::kFileReadData);
     EXPECT_EQ(set(*plain, info_type::kSecurity, 0, ByteVector(20), 0x4), NtStatus::AccessDenied);
     EXPECT_EQ(set(*plain, info_type::kSecurity, 0, ByteVector(20), 0x1), NtStatus::AccessDenied);
     EXPECT_EQ(set(*f, info_type::kSecurity, 0, ByteVector(20), 0x8), NtStatus::AccessDenied);
-    EXPECT_EQ(set(*f, info_type::kSecurity, 0, ByteVector(20), 0x7), NtStatus::NotSupported);
+    EXPECT_EQ(set(*f, info_type::kSecurity, 0, ByteVector(20), 0x7),
+              protocol::kStatusInvalidSecurityDescr);
+    ByteVector null_dacl(20);
+    null_dacl[0] = std::byte{1};     // Revision
+    null_dacl[2] = std::byte{0x04};  // SE_DACL_PRESENT, OffsetDacl 0: NULL DACL
+    null_dacl[3] = std::byte{0x80};  // SE_SELF_RELATIVE
+    EXPECT_EQ(set(*f, info_type::kSecurity, 0, null_dacl, 0x4), NtStatus::Success);
     // File system classes.
     EXPECT_EQ(set(*plain, info_type::kFileSystem, fs_info_class::kFileFsControlInformation,
                   ByteVector(48)),

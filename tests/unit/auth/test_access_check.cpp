@@ -1,0 +1,95 @@
+// DACL evaluation against a token (MS-DTYP 2.5.3.2), as auth/access_check.h reduces it.
+#include <gtest/gtest.h>
+
+#include "auth/access_check.h"
+#include "protocol/access_mask.h"
+
+using namespace daxsmbd;
+using namespace daxsmbd::protocol;
+using namespace daxsmbd::auth;
+namespace am = protocol::access_mask;
+namespace wk = auth::well_known_sid;
+
+namespace {
+
+AccessToken alice() {
+    AccessToken t;
+    t.user = wk::unix_user(1001);
+    t.primary_group = wk::unix_group(1001);
+    t.groups = {wk::everyone(), wk::authenticated_users()};
+    return t;
+}
+
+SecurityDescriptor with_dacl(std::vector<Ace> aces, const Sid& owner = wk::unix_user(0)) {
+    SecurityDescriptor sd;
+    sd.owner = owner;
+    sd.group = wk::unix_group(0);
+    sd.set_dacl(Acl{Acl::kRevision, std::move(aces)});
+    return sd;
+}
+
+}  // namespace
+
+TEST(AccessCheck, NoDaclAndNullDaclGrantEverything) {
+    SecurityDescriptor none;
+    EXPECT_EQ(granted_access(none, alice()), am::kFileAllAccess);
+    SecurityDescriptor null_dacl;
+    null_dacl.set_dacl(std::nullopt);
+    EXPECT_EQ(granted_access(null_dacl, alice()), am::kFileAllAccess);
+}
+
+TEST(AccessCheck, EmptyDaclGrantsOnlyTheOwnersImplicitRights) {
+    EXPECT_EQ(granted_access(with_dacl({}), alice()), 0u);
+    EXPECT_EQ(granted_access(with_dacl({}, wk::unix_user(1001)), alice()),
+              am::kReadControl | am::kWriteDac);
+}
+
+TEST(AccessCheck, FirstAceThatDecidesABitWins) {
+    const uint32_t rw = am::kFileReadData | am::kFileWriteData;
+    // Deny before allow: write denied, read allowed.
+    auto deny_first = with_dacl(
+        {Ace::denied(wk::everyone(), am::kFileWriteData), Ace::allowed(wk::unix_user(1001), rw)});
+    EXPECT_EQ(granted_access(deny_first, alice()), am::kFileReadData);
+    // Allow before deny: both allowed.
+    auto allow_first = with_dacl(
+        {Ace::allowed(wk::unix_user(1001), rw), Ace::denied(wk::everyone(), am::kFileWriteData)});
+    EXPECT_EQ(granted_access(allow_first, alice()), rw);
+    // ACEs for others do nothing.
+    EXPECT_EQ(granted_access(with_dacl({Ace::allowed(wk::unix_user(7), rw)}), alice()), 0u);
+    // Group membership counts.
+    EXPECT_EQ(granted_access(with_dacl({Ace::allowed(wk::unix_group(1001), rw)}), alice()), rw);
+}
+
+TEST(AccessCheck, GenericBitsAreMappedAndInheritOnlyAcesSkipped) {
+    auto sd = with_dacl({Ace::allowed(wk::everyone(), am::kFileAllAccess,
+                                      ace_flags::kInheritOnly | ace_flags::kObjectInherit),
+                         Ace::allowed(wk::authenticated_users(), am::kGenericRead)});
+    EXPECT_EQ(granted_access(sd, alice()), am::kFileGenericRead);
+}
+
+TEST(AccessCheck, CreatorOwnerMatchesNobodyOnTheObject) {
+    // smbtorture smb2.compound.related4: an ACE for CREATOR OWNER grants the owner nothing.
+    auto sd = with_dacl({Ace::allowed(wk::creator_owner(), am::kFileGenericRead | 0x001F0000)},
+                        wk::unix_user(1001));
+    EXPECT_EQ(granted_access(sd, alice()), am::kReadControl | am::kWriteDac);
+}
+
+TEST(AccessCheck, OwnerRightsAceReplacesImplicitRights) {
+    auto sd = with_dacl({Ace::allowed(wk::owner_rights(), am::kFileReadData)}, wk::unix_user(1001));
+    EXPECT_EQ(granted_access(sd, alice()), am::kFileReadData);
+    // Not the owner: the OWNER RIGHTS ACE does not apply.
+    auto other = with_dacl({Ace::allowed(wk::owner_rights(), am::kFileReadData)});
+    EXPECT_EQ(granted_access(other, alice()), 0u);
+}
+
+TEST(AccessCheck, CallbackAcesFailClosed) {
+    Ace allow_cb = Ace::allowed(wk::everyone(), am::kFileAllAccess);
+    allow_cb.type = ace_type::kAccessAllowedCallback;
+    Ace deny_cb = Ace::denied(wk::everyone(), am::kFileWriteData);
+    deny_cb.type = ace_type::kAccessDeniedCallback;
+    EXPECT_EQ(granted_access(with_dacl({allow_cb}), alice()), 0u);
+    EXPECT_EQ(
+        granted_access(with_dacl({deny_cb, Ace::allowed(wk::everyone(), am::kFileGenericWrite)}),
+                       alice()),
+        am::kFileGenericWrite & ~am::kFileWriteData);
+}
