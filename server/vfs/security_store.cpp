@@ -31,7 +31,11 @@ Result<std::optional<SecurityDescriptor>> read_security_descriptor(int fd) {
     ByteVector buf;
     for (int attempt = 0; attempt < 4; ++attempt) {
         long n = detail::fd_getxattr(fd, kNtAclXattrName, nullptr, 0);
-        if (n == -ENODATA || n == -ENOTSUP) return std::optional<SecurityDescriptor>();
+        // ENOENT only comes from the /proc fallback for O_PATH descriptors when /proc is not
+        // mounted (xattr_util.h): no xattr of such a descriptor can be read then, the DOS
+        // attributes degrade the same way, and refusing every open would make the share unusable.
+        if (n == -ENODATA || n == -ENOTSUP || n == -ENOENT)
+            return std::optional<SecurityDescriptor>();
         if (n < 0) return Error(errno_to_status(int(-n)));
         buf.resize(size_t(n));
         n = detail::fd_getxattr(fd, kNtAclXattrName, buf.data(), buf.size());

@@ -36,7 +36,8 @@ Result<protocol::ByteVector> encode_ntacl_xattr(const protocol::SecurityDescript
 Result<protocol::SecurityDescriptor> decode_ntacl_xattr(protocol::Bytes value);
 
 // The stored descriptor of an open file (any descriptor, O_PATH included): nullopt when none is
-// stored or the file system has no user xattrs. Blocking.
+// stored, the file system has no user xattrs, or (O_PATH without /proc mounted) xattrs cannot be
+// read at all. Blocking.
 Result<std::optional<protocol::SecurityDescriptor>> read_security_descriptor(int fd);
 // Stores it. Unlike the DOS attributes, a file system without user xattrs is an error
 // (STATUS_NOT_SUPPORTED): a client must not be told its ACL was applied when it was not.
