@@ -21,6 +21,10 @@ using namespace protocol;
 
 namespace {
 
+// Channels of one session: Windows and Samba allow 32, and answer the binding of a 33rd with
+// STATUS_INSUFFICIENT_RESOURCES (smbtorture smb2.multichannel.generic.num_channels).
+constexpr size_t kMaxChannelsPerSession = 32;
+
 // A failed first authentication or re-authentication ends the session for all its channels.
 // This connection's channel entry stays behind (Connection::channel) to sign what still names
 // the session.
@@ -157,6 +161,12 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     // MS-SMB2 3.3.5.5.2: a connection that already is a channel of the session cannot bind it
     // again.
     if (conn.channel(sid)) co_return NtStatus::RequestNotAccepted;
+    if (s->channel_count() >= kMaxChannelsPerSession) {
+        conn.pending_binds.erase(sid);
+        log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session 0x", std::hex,
+                 sid, std::dec, " refused: it has ", kMaxChannelsPerSession, " channels already");
+        co_return NtStatus::InsufficientResources;
+    }
     auto pit = conn.pending_binds.find(sid);
     if (pit == conn.pending_binds.end()) {
         // Entries of ended sessions (Connection::channel) do not count.

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "protocol/access_mask.h"
 #include "protocol/session_setup.h"
@@ -303,6 +304,27 @@ TEST_F(E2eMultichannel, ChannelsOnTwoLoopsWorkConcurrently) {
     t2.join();
     EXPECT_EQ(failures.load(), 0);
     EXPECT_STATUS(first->close(fid), NtStatus::Success);
+}
+
+// 32 channels per session; the binding of a 33rd is STATUS_INSUFFICIENT_RESOURCES, as on
+// Windows and Samba (smbtorture smb2.multichannel.generic.num_channels).
+TEST_F(E2eMultichannel, ThirtyTwoChannelsPerSession) {
+    auto first = login(dialect::k311);
+    std::vector<std::unique_ptr<Smb2Client>> channels;
+    for (int i = 1; i < 32; ++i) {
+        channels.push_back(bind_to(*first));
+        ASSERT_TRUE(channels.back()->session_valid()) << i;
+    }
+    EXPECT_EQ(server_session(first->session_id())->channel_count(), 32u);
+    auto extra = connect(dialect::k311);
+    EXPECT_STATUS(extra->bind_session(*first->session_binding(), "alice", "pw"),
+                  NtStatus::InsufficientResources);
+    // One channel goes: there is room again.
+    channels.back()->disconnect();
+    channels.pop_back();
+    ASSERT_TRUE(
+        eventually([&] { return server_session(first->session_id())->channel_count() == 31; }));
+    EXPECT_STATUS(extra->bind_session(*first->session_binding(), "alice", "pw"), NtStatus::Success);
 }
 
 // FSCTL_QUERY_NETWORK_INTERFACE_INFO (MS-SMB2 3.3.5.15.11): the addresses a client may bind
