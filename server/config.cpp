@@ -462,6 +462,22 @@ const GlobalKey kGlobalKeys[] = {
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          return set_uint(st.cfg.global.max_opens_per_session, key, v, 1, 1000000);
      }},
+    {"maxtreeconnectspersession",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.max_trees_per_session, key, v, 1, 65534);
+     }},
+    {"maxlocksperopen",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.max_locks_per_open, key, v, 1, 1000000);
+     }},
+    {"maxbytesinflightperconnection",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto n = parse_size(v);
+         if (!n || *n < 65536 || *n > (uint64_t(4) << 30))
+             return bad_value(key, v, "a size from 64k to 4G");
+         st.cfg.global.max_bytes_in_flight = *n;
+         return std::nullopt;
+     }},
     {"maxasyncrequestsperconnection",
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          return set_uint(st.cfg.global.max_async_per_connection, key, v, 1, 65535);

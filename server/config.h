@@ -88,7 +88,13 @@ struct GlobalConfig {
     unsigned max_connections_per_address = 1024;  // "max connections per address"
     unsigned max_sessions_per_connection = 64;    // "max sessions per connection"
     unsigned max_opens_per_session = 16384;       // "max opens per session"
+    unsigned max_trees_per_session = 1024;        // "max tree connects per session"
+    unsigned max_locks_per_open = 16384;          // "max locks per open" (byte ranges)
     unsigned max_async_per_connection = 512;      // "max async requests per connection"
+    // "max bytes in flight per connection": request and READ response bytes of the requests a
+    // connection has in processing; past it the server stops reading that connection's socket
+    // until some complete (TCP backpressure).
+    uint64_t max_bytes_in_flight = 32u << 20;
     uint32_t max_message_size = 0;      // "max message size" (bytes); 0 = max io size + 1 MiB
     unsigned max_compound_length = 64;  // "max compound length": elements in one message
 

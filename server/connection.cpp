@@ -26,7 +26,8 @@ Connection::Connection(Server& s, asio::any_io_executor ex, std::unique_ptr<Tran
       id(cid),
       last_activity_(std::chrono::steady_clock::now()),
       created_(last_activity_),
-      watchdog_timer_(ex) {}
+      watchdog_timer_(ex),
+      reader_wake_(ex) {}
 
 Connection::~Connection() = default;
 
@@ -53,6 +54,7 @@ void Connection::close(std::string_view reason) {
     log_info("conn ", id, " ", transport->peer(), ": closed (", reason, ")");
     transport->close();
     watchdog_timer_.cancel();
+    reader_wake_.cancel();
     for (auto& [pid, p] : pending_by_mid_)
         p->cancel();
     // Each session this connection is a channel of loses the channel; a session whose last
@@ -122,10 +124,51 @@ asio::awaitable<void> Connection::watchdog() {
     }
 }
 
+void Connection::add_weight(FrameState& fs, uint64_t bytes) {
+    fs.weight += bytes;
+    note_in_flight(bytes);
+}
+
+void Connection::note_in_flight(uint64_t bytes) {
+    bytes_in_flight_ += bytes;
+    auto& peak = server.backpressure().peak_in_flight;
+    uint64_t seen = peak.load(std::memory_order_relaxed);
+    while (bytes_in_flight_ > seen &&
+           !peak.compare_exchange_weak(seen, bytes_in_flight_, std::memory_order_relaxed)) {
+    }
+}
+
+void Connection::release_weight(FrameState& fs) {
+    bytes_in_flight_ -= fs.weight;
+    fs.weight = 0;
+    if (reader_paused_ && bytes_in_flight_ < server.limits().max_bytes_in_flight)
+        reader_wake_.cancel();
+}
+
+asio::awaitable<void> Connection::wait_for_room() {
+    const uint64_t max = server.limits().max_bytes_in_flight;
+    if (bytes_in_flight_ < max) co_return;
+    // TCP backpressure: the frames stay in the socket; once its buffers fill, the client's
+    // sends block. Nothing is refused and the connection's requests in processing complete, so
+    // the client is slowed down, not broken; other connections are not affected.
+    server.backpressure().pauses.fetch_add(1, std::memory_order_relaxed);
+    log_debug("conn ", id, " ", transport->peer(), ": limit 'max bytes in flight per connection' (",
+              max, ") reached with ", bytes_in_flight_, " bytes; reading paused");
+    reader_paused_ = true;
+    while (!closed_ && bytes_in_flight_ >= max) {
+        reader_wake_.expires_at(asio::steady_timer::time_point::max());
+        boost::system::error_code ec;
+        co_await reader_wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    reader_paused_ = false;
+}
+
 asio::awaitable<void> Connection::run() {
     auto self = shared_from_this();
     asio::co_spawn(executor, watchdog(), asio::detached);
     while (!closed_) {
+        co_await wait_for_room();
+        if (closed_) break;
         auto r = co_await transport->receive();
         if (!r) {
             if (r.status() == NtStatus::BufferOverflow)
@@ -139,11 +182,14 @@ asio::awaitable<void> Connection::run() {
         }
         note_activity();
         ++frames_in_flight_;
+        const uint64_t weight = r->size();
+        note_in_flight(weight);
         asio::co_spawn(
             executor,
-            [](std::shared_ptr<Connection> c, PoolBuffer buf) -> asio::awaitable<void> {
-                co_await c->process_frame(std::move(buf));
-            }(self, std::move(*r)),
+            [](std::shared_ptr<Connection> c, PoolBuffer buf,
+               uint64_t counted) -> asio::awaitable<void> {
+                co_await c->process_frame(std::move(buf), counted);
+            }(self, std::move(*r), weight),
             [self](std::exception_ptr e) {
                 --self->frames_in_flight_;
                 if (!e) return;
@@ -441,6 +487,8 @@ asio::awaitable<Status> Connection::go_async(RequestContext& ctx) {
     }
     ctx.pending->async_id = next_async_id_++;
     pending_by_aid_[ctx.pending->async_id] = ctx.pending;
+    // A waiting request no longer counts as in flight (see bytes_in_flight_).
+    release_weight(fs);
     // MS-SMB2 3.3.4.2: interim response, ERROR body, credits granted here, not signed.
     ResponseElement el;
     el.bytes.resize(kHeaderSize);
@@ -454,7 +502,15 @@ asio::awaitable<Status> Connection::go_async(RequestContext& ctx) {
     co_return Status{};
 }
 
-asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
+asio::awaitable<void> Connection::process_frame(PoolBuffer frame, uint64_t counted) {
+    FrameState fs;
+    fs.weight = counted;  // the frame's bytes, counted by run() when it was read
+    // Released when the frame is done, however it ends (or earlier, by go_async).
+    struct WeightGuard {
+        Connection& c;
+        FrameState& fs;
+        ~WeightGuard() { c.release_weight(fs); }
+    } weight_guard{*this, fs};
     MutableBytes data = frame.span();
     if (data.size() < 4) {
         close("short frame");
@@ -473,7 +529,6 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
         if (!st) close("send failed");
         co_return;
     }
-    FrameState fs;
     if (proto == kTransformProtocolId) {
         // MS-SMB2 3.3.5.2.1.1: decrypt in place; any failure drops the message and the
         // connection (the client cannot be told without the key).
@@ -510,6 +565,10 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame) {
         close("malformed compound");
         co_return;
     }
+    // The READ responses this frame will hold count from now on (the WRITE data is in the frame).
+    for (Bytes elem : *elems)
+        if (elem.size() >= kHeaderSize && load_le16(elem.data() + 12) == uint16_t(Command::Read))
+            add_weight(fs, charge_payload(Command::Read, elem));
     ChainState chain;
     std::vector<std::unique_ptr<Header>> headers;
     for (size_t i = 0; i < elems->size(); ++i) {

@@ -124,6 +124,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
         std::optional<NtStatus> failed_create_status;
     };
     struct FrameState {
+        // What this frame counts in bytes_in_flight_ until it completes or goes async.
+        uint64_t weight = 0;
         std::vector<ResponseElement> out;  // responses not yet sent
         bool async_seen = false;           // an element went async: later ones go out alone
         bool more_elements = false;        // the element being processed is not the last
@@ -135,7 +137,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     friend class RequestContext;
 
     asio::awaitable<void> watchdog();
-    asio::awaitable<void> process_frame(PoolBuffer frame);
+    // Abuse limit "max bytes in flight per connection": the reader waits here, before reading
+    // the next frame, while the frames in processing weigh that much or more.
+    asio::awaitable<void> wait_for_room();
+    void note_in_flight(uint64_t bytes);
+    void add_weight(FrameState& fs, uint64_t bytes);
+    void release_weight(FrameState& fs);
+    // `counted`: the frame's bytes, already in bytes_in_flight_.
+    asio::awaitable<void> process_frame(PoolBuffer frame, uint64_t counted);
     asio::awaitable<void> process_element(FrameState& fs, protocol::Bytes elem,
                                           protocol::Header& hdr, ChainState& chain);
     asio::awaitable<void> flush(FrameState& fs);
@@ -161,6 +170,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::unordered_map<uint64_t, std::shared_ptr<PendingRequest>> pending_by_aid_;
     uint64_t next_async_id_ = 1;
     size_t frames_in_flight_ = 0;
+    // Request bytes plus the READ lengths asked for, of the frames being processed (not of the
+    // ones waiting asynchronously: a parked CHANGE_NOTIFY or blocking LOCK must not stop the
+    // reader, or the client could never send the CANCEL or unlock that ends it).
+    uint64_t bytes_in_flight_ = 0;
+    bool reader_paused_ = false;
+    asio::steady_timer reader_wake_;
     // Frame state of the element currently inside a handler, for go_async.
     std::unordered_map<RequestContext*, FrameState*> frame_of_;
 };

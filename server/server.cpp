@@ -41,6 +41,9 @@ Limits Limits::from(const GlobalConfig& g) {
     l.max_sessions_per_connection = g.max_sessions_per_connection;
     l.max_opens_per_session = g.max_opens_per_session;
     l.max_async_per_connection = g.max_async_per_connection;
+    l.max_trees_per_session = g.max_trees_per_session;
+    l.max_locks_per_open = g.max_locks_per_open;
+    l.max_bytes_in_flight = g.max_bytes_in_flight;
     return l;
 }
 

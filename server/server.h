@@ -45,8 +45,18 @@ struct Limits {
     size_t max_sessions_per_connection = 64;
     size_t max_opens_per_session = 16384;
     size_t max_async_per_connection = 512;
+    size_t max_trees_per_session = 1024;
+    size_t max_locks_per_open = 16384;
+    uint64_t max_bytes_in_flight = 32u << 20;
 
     static Limits from(const GlobalConfig& g);
+};
+
+// How often the "max bytes in flight per connection" backpressure acted (all connections); the
+// end-to-end tests and diagnostics read it.
+struct BackpressureStats {
+    std::atomic<uint64_t> pauses{0};          // times a connection's reader stopped reading
+    std::atomic<uint64_t> peak_in_flight{0};  // most bytes one connection had in flight
 };
 
 class Server {
@@ -94,6 +104,7 @@ class Server {
     // its last channel closed): Deleted, its opens closed, its trees gone, out of the table.
     // Channels on other connections notice at their next request (USER_SESSION_DELETED).
     void end_session(Session& s);
+    BackpressureStats& backpressure() { return backpressure_; }
 
   private:
     void accept_next(size_t listener);
@@ -111,6 +122,7 @@ class Server {
     std::vector<std::unique_ptr<io::Engine>> engines_;
     std::vector<std::thread> threads_;
     std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
+    BackpressureStats backpressure_;
     std::atomic<size_t> next_loop_{0};
     std::atomic<uint64_t> next_connection_id_{1};
     asio::thread_pool pool_{4};

@@ -60,11 +60,11 @@ bool settable_elsewhere(uint8_t c) {
 
 ClassSupport query_file_class_support(uint8_t c) {
     switch (c) {
-        // MS-SMB2 2.2.37: the file classes a server answers (the pipe ones and
-        // FileAlternateNameInformation excepted: no short names, see info_classes.h).
+        // MS-SMB2 2.2.37: the file classes a server answers (the pipe ones excepted).
         case fic::kFileAccessInformation:
         case fic::kFileAlignmentInformation:
         case fic::kFileAllInformation:
+        case fic::kFileAlternateNameInformation:
         case fic::kFileAttributeTagInformation:
         case fic::kFileBasicInformation:
         case fic::kFileCompressionInformation:
@@ -144,6 +144,7 @@ size_t query_file_min_output(uint8_t c) {
         case fic::kFileAllInformation:
             return 104;  // sizeof(FILE_ALL_INFORMATION): 100 + one WCHAR, 8-aligned
         case fic::kFileNormalizedNameInformation:
+        case fic::kFileAlternateNameInformation:
             return 8;  // sizeof(FILE_NAME_INFORMATION)
         case fic::kFileStreamInformation:
             return 32;  // sizeof(FILE_STREAM_INFORMATION)
@@ -232,6 +233,71 @@ std::string windows_path(std::string_view rel, bool leading_backslash) {
     if (leading_backslash) out.push_back('\\');
     for (char c : rel)
         out.push_back(c == '/' ? '\\' : c);
+    return out;
+}
+
+namespace {
+
+// Characters an 8.3 name may hold besides letters and digits (MS-FSCC 2.1.5.2.1).
+bool legal_short_char(char c) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) return true;
+    return std::string_view("!#$%&'()-@^_`{}~").find(c) != std::string_view::npos;
+}
+
+char upper_ascii(char c) {
+    return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c;
+}
+
+// The legal characters of `part`, upper-cased, at most `max` of them.
+std::string short_part(std::string_view part, size_t max) {
+    std::string out;
+    for (char c : part) {
+        if (out.size() == max) break;
+        if (legal_short_char(c)) out.push_back(upper_ascii(c));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string short_name(std::string_view long_name) {
+    if (long_name.empty() || long_name == "." || long_name == "..") return std::string(long_name);
+    const size_t dot = long_name.rfind('.');
+    const bool has_ext = dot != std::string_view::npos && dot != 0;
+    std::string_view base = has_ext ? long_name.substr(0, dot) : long_name;
+    std::string_view ext = has_ext ? long_name.substr(dot + 1) : std::string_view();
+    auto all_legal = [](std::string_view p) {
+        return std::all_of(p.begin(), p.end(), legal_short_char);
+    };
+    // Already an 8.3 name: itself, in upper case (NTFS's DOS name of such a file).
+    if (!base.empty() && base.size() <= 8 && ext.size() <= 3 && all_legal(base) && all_legal(ext) &&
+        !(has_ext && ext.empty())) {
+        std::string out;
+        for (char c : long_name)
+            out.push_back(upper_ascii(c));
+        return out;
+    }
+    // Otherwise a name computed from the long name alone, as Samba's hash mangling does (no
+    // per-directory "~1" numbering, which would need state): up to two characters of the name,
+    // then base-36 digits of a hash of the whole upper-cased name, '~' and one more digit, and the
+    // first three legal characters of the extension. Two names in one directory collide with a
+    // probability of about 1 in 36^5.
+    uint32_t h = 2166136261u;  // FNV-1a
+    for (char c : long_name) {
+        h ^= uint8_t(upper_ascii(c));
+        h *= 16777619u;
+    }
+    static constexpr char kDigits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    std::string out = short_part(base, 2);
+    if (out.empty()) out = "_";
+    while (out.size() < 6) {
+        out.push_back(kDigits[h % 36]);
+        h /= 36;
+    }
+    out.push_back('~');
+    out.push_back(kDigits[h % 36]);
+    std::string e = short_part(ext, 3);
+    if (!e.empty()) out += "." + e;
     return out;
 }
 

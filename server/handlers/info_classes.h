@@ -11,12 +11,10 @@
 //     FileNormalizedNameInformation 8, FileStreamInformation 32,
 //     FileFsVolumeInformation 24, FileFsAttributeInformation 16 (smbtorture
 //     smb2.getinfo.qfile_buffercheck / qfs_buffercheck, which are run against Windows).
-//   - Short (8.3) names are never generated: directory entries carry an empty ShortName and
-//     FileAlternateNameInformation is STATUS_NOT_SUPPORTED ("the store does not support the data
-//     requested", MS-SMB2 3.3.5.20.1). NTFS without short names answers
-//     STATUS_OBJECT_NAME_NOT_FOUND (MS-FSA 2.1.5.12.4), but smbclient's "allinfo" gives up on
-//     that status and carries on only after NOT_SUPPORTED / NOT_IMPLEMENTED. Clients that need
-//     8.3 names (DOS programs) do not get them; smbtorture's tests that insist on one fail.
+//   - Short (8.3) names are computed from the long name, never stored (see short_name()), and
+//     answered by FileAlternateNameInformation, as Samba's default "mangled names" does (Windows
+//     and smbtorture's getinfo tests expect the class to succeed). Directory entries still carry
+//     an empty ShortName, and CREATE does not resolve a short name to its file.
 //   - FileFsAttributeInformation reports the name "NTFS", as Samba does by default: Windows
 //     applications enable features by file-system name. The flags are honest: no
 //     FILE_PERSISTENT_ACLS (no NT ACLs are stored yet), no FILE_NAMED_STREAMS (CREATE refuses
@@ -110,6 +108,12 @@ protocol::FileStreamInfo stream_info(const vfs::FileInfo& fi);
 // FileAllInformation's name ("\dir\file", the root is "\") and without one for
 // FileNormalizedNameInformation ("dir\file", the root is "").
 std::string windows_path(std::string_view rel, bool leading_backslash);
+
+// The 8.3 name of a file whose on-disk name is `long_name` (FileAlternateNameInformation,
+// MS-FSCC 2.4.5): a name that already is 8.3 is answered in upper case, any other gets a name
+// derived from a hash of the long name, with a '~' (e.g. "TOL2K7~4.TXT"). Stateless: the same
+// long name always gives the same short name.
+std::string short_name(std::string_view long_name);
 
 // FILE_MODE_INFORMATION bits of a CREATE's CreateOptions (MS-FSCC 2.4.31: the same values).
 uint32_t mode_from_create_options(uint32_t create_options);

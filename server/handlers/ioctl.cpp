@@ -642,6 +642,29 @@ NtStatus set_compression(RequestContext& ctx, const IoctlRequest& req, const Ope
     return NtStatus::InvalidParameter;
 }
 
+// MS-SMB2 3.3.5.15.9. What resiliency gives here is lock sequence replay detection
+// (3.3.5.14); the open is not yet kept for a reconnect after its connection is lost (durable and
+// resilient reconnects come with durable handles), so a client that loses its connection loses
+// the handle as it would without resiliency.
+NtStatus request_resiliency(RequestContext& ctx, const IoctlRequest& req, Open& open) {
+    // <388>: Windows fails it on 2.0.2.
+    if (ctx.conn.state.dialect == Dialect::Smb202) return NtStatus::InvalidDeviceRequest;
+    auto r = NetworkResiliencyRequest::decode(req.input);
+    if (!r) return NtStatus::InvalidParameter;
+    // MaxResiliencyTimeout: 5 minutes; a timeout of 0 means 2 minutes (Windows' values, <389>).
+    constexpr uint32_t kMaxResiliencyTimeoutMs = 300'000;
+    constexpr uint32_t kDefaultResiliencyTimeoutMs = 120'000;
+    if (r->timeout > kMaxResiliencyTimeoutMs) return NtStatus::InvalidParameter;
+    {
+        std::lock_guard lk(open.mu);
+        open.is_resilient = true;
+        open.resiliency_timeout_ms = r->timeout ? r->timeout : kDefaultResiliencyTimeoutMs;
+    }
+    log_debug("conn ", ctx.conn.id, ": '", open.path, "' is resilient (",
+              open.resiliency_timeout_ms, " ms)");
+    return reply(ctx, req, open.id, {});
+}
+
 }  // namespace
 
 asio::awaitable<NtStatus> ioctl(RequestContext& ctx) {
@@ -718,8 +741,7 @@ asio::awaitable<NtStatus> ioctl(RequestContext& ctx) {
         case fsctl::kSrvReadHash:
             co_return NtStatus::NotSupported;  // MS-SMB2 3.3.5.15.7: no BranchCache
         case fsctl::kLmrRequestResiliency:
-            // MS-SMB2 3.3.5.15.9: resilient handles are not supported.
-            co_return NtStatus::NotSupported;
+            co_return request_resiliency(ctx, *req, *open);
         case fsctl::kGetReparsePoint:
             // MS-FSA 2.1.5.10.14: nothing here is a reparse point (symlinks are followed inside
             // the share and never opened as such).

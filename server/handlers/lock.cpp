@@ -1,9 +1,11 @@
 // LOCK (MS-SMB2 3.3.5.14) over the byte-range lock table (server/state/lock_table.h,
 // MS-FSA 2.1.5.8 / 2.1.5.9).
 //
-// Not implemented: lock sequence replay (MS-SMB2 3.3.5.14, Open.LockSequenceArray). It only
-// applies to resilient, durable or persistent opens and to multichannel, none of which this
-// server offers yet, so LockSequenceNumber/Index are read and ignored.
+// Lock sequence replay detection (MS-SMB2 3.3.5.14, Open.LockSequenceArray) runs where the
+// specification asks for it: on resilient opens (FSCTL_LMR_REQUEST_RESILIENCY), durable and
+// persistent opens (none yet) and on every open of a 3.x connection when the server offers
+// multichannel (not yet). Elsewhere LockSequenceNumber/Index are ignored, as Windows does
+// (smbtorture smb2.lock.replay_broken_windows).
 #include "protocol/lock.h"
 
 #include <boost/asio/post.hpp>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "protocol/access_mask.h"
+#include "protocol/negotiate.h"
 #include "server/connection.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
@@ -54,6 +57,20 @@ NtStatus owner_closed_status(RequestContext& ctx) {
     return session_gone || tree_gone ? NtStatus::Success : NtStatus::RangeNotLocked;
 }
 
+// MS-SMB2 3.3.5.14: the bucket (1..64) of Open.LockSequenceArray a request names, when lock
+// sequence verification applies to it; nullopt otherwise (dialect 2.0.2, an open that is neither
+// resilient nor durable nor persistent on a server without multichannel, bucket 0 or past 64).
+std::optional<size_t> lock_sequence_bucket(const RequestContext& ctx, const Open& open,
+                                           const LockRequest& req) {
+    if (ctx.conn.state.dialect == Dialect::Smb202) return std::nullopt;
+    const bool verify =
+        open.is_resilient || (is_smb3(ctx.conn.state.dialect) &&
+                              (ctx.conn.state.server_capabilities & global_caps::kMultiChannel));
+    const uint32_t index = req.lock_sequence_index();
+    if (!verify || index == 0 || index > open.lock_sequence.size()) return std::nullopt;
+    return size_t(index - 1);
+}
+
 }  // namespace
 
 asio::awaitable<NtStatus> lock(RequestContext& ctx) {
@@ -74,6 +91,34 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
                  "' without read or write access refused");
         co_return NtStatus::AccessDenied;
     }
+    // MS-SMB2 3.3.5.14: a request whose sequence number its bucket already holds is a replay of
+    // one that succeeded; it succeeds again without being processed. Any other request empties
+    // the bucket, which takes the new number once the request succeeds.
+    const std::optional<size_t> bucket = lock_sequence_bucket(ctx, *open, *req);
+    const uint8_t sequence = req->lock_sequence_number();
+    if (bucket) {
+        std::lock_guard lk(open->mu);
+        uint8_t& entry = open->lock_sequence[*bucket];
+        if (entry == sequence) {
+            log_debug("conn ", ctx.conn.id, ": LOCK on '", open->path, "' replays sequence ",
+                      int(sequence), " of bucket ", *bucket + 1, ": nothing done");
+            LockResponse{}.serialize(ctx.body());
+            co_return NtStatus::Success;
+        }
+        entry = Open::kNoLockSequence;
+    }
+    std::weak_ptr<Open> weak_open = open;
+    auto succeeded = [&ctx, bucket, sequence, weak_open]() -> NtStatus {
+        if (bucket) {
+            if (auto o = weak_open.lock()) {
+                std::lock_guard lk(o->mu);
+                o->lock_sequence[*bucket] = sequence;
+            }
+        }
+        LockResponse{}.serialize(ctx.body());
+        return NtStatus::Success;
+    };
+
     // MS-FSA 2.1.4.12 (Operation LOCK): other opens' LEVEL_II oplocks break to NONE.
     if (open->file_registration) open->file_registration->break_others_level2_oplocks();
 
@@ -86,8 +131,7 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     if (els.front().flags & lf::kUnlock) {
         NtStatus st = process_unlocks(table, key, owner, els);
         if (st != NtStatus::Success) co_return st;
-        LockResponse{}.serialize(ctx.body());
-        co_return NtStatus::Success;
+        co_return succeeded();
     }
 
     // MS-SMB2 3.3.5.14.2: a series of locks. Element by element, the first one that is not a
@@ -122,13 +166,22 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     }
 
     install_lock_release_hook(*open, table);
+    // Abuse limit "max locks per open": STATUS_INSUFFICIENT_RESOURCES, what Windows answers when
+    // it cannot hold another lock; the open's other locks stay.
+    const size_t max_locks = ctx.server.limits().max_locks_per_open;
+    auto refused_by_limit = [&](NtStatus st) {
+        if (st != NtStatus::InsufficientResources) return;
+        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(),
+                 ": limit 'max locks per open' (", max_locks, ") reached on '", open->path,
+                 "'; LOCK refused");
+    };
     if (all_fail_immediately) {
         // MS-SMB2 3.3.5.14.2: FAIL_IMMEDIATELY -> STATUS_LOCK_NOT_GRANTED on a conflict, all or
         // nothing.
-        auto st = table.lock(key, owner, ranges);
+        auto st = table.lock(key, owner, ranges, /*dry_run=*/false, max_locks);
+        refused_by_limit(st.status());
         if (!st) co_return st.status();
-        LockResponse{}.serialize(ctx.body());
-        co_return NtStatus::Success;
+        co_return succeeded();
     }
 
     // One blocking lock (MS-FSA 2.1.5.8): granted now, or the request goes async and waits for
@@ -142,13 +195,13 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
             if (auto t = weak_timer.lock()) t->cancel();
         });
     };
-    auto waiter = table.lock_or_wait(key, owner, ranges.front(), std::move(wake));
-    if (!waiter) co_return waiter.status();
-    auto w = *waiter;
-    if (w->state() == LockWaiter::State::Granted) {
-        LockResponse{}.serialize(ctx.body());
-        co_return NtStatus::Success;
+    auto waiter = table.lock_or_wait(key, owner, ranges.front(), std::move(wake), max_locks);
+    if (!waiter) {
+        refused_by_limit(waiter.status());
+        co_return waiter.status();
     }
+    auto w = *waiter;
+    if (w->state() == LockWaiter::State::Granted) co_return succeeded();
 
     const std::string path = open->path;
     // While parked, only the lock table refers to the open (as its owner): a CLOSE of this
@@ -173,8 +226,7 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     }
     switch (w->state()) {
         case LockWaiter::State::Granted:
-            LockResponse{}.serialize(ctx.body());
-            co_return NtStatus::Success;
+            co_return succeeded();
         case LockWaiter::State::OwnerClosed: {
             NtStatus st = owner_closed_status(ctx);
             if (st == NtStatus::Success) LockResponse{}.serialize(ctx.body());

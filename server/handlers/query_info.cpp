@@ -259,6 +259,15 @@ asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> 
         case fic::kFileAttributeTagInformation:
             FileAttributeTagInfo{fi.file_attributes, 0}.encode(w);
             break;
+        case fic::kFileAlternateNameInformation: {
+            // MS-FSA 2.1.5.12.4: the share root has no short name.
+            if (facts->path.empty()) co_return NtStatus::ObjectNameNotFound;
+            auto slash = facts->path.rfind('/');
+            std::string_view last = facts->path;
+            if (slash != std::string::npos) last.remove_prefix(slash + 1);
+            FileNameInfo{info::short_name(last)}.encode(w);
+            break;
+        }
         case fic::kFileNormalizedNameInformation:
             // MS-SMB2 3.3.5.20.1: relative to the share root, the root itself is "".
             FileNameInfo{info::windows_path(facts->path, false)}.encode(w);

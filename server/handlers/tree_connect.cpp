@@ -87,6 +87,14 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
                                : access_mask::kFileAllAccess;
     {
         std::lock_guard lk(s.mu);
+        // Abuse limit "max tree connects per session" (MS-SMB2 3.3.5.7 sets no number); the
+        // session and its other trees go on working.
+        if (const size_t max = conn.server.limits().max_trees_per_session; s.trees.size() >= max) {
+            log_info("conn ", conn.id, " ", conn.transport->peer(),
+                     ": limit 'max tree connects per session' (", max, ") reached; [",
+                     share->config.name, "] refused");
+            co_return NtStatus::InsufficientResources;
+        }
         do {
             tree->id = s.next_tree_id++;
         } while (tree->id == 0 || tree->id == kInvalidTreeId || s.trees.count(tree->id));

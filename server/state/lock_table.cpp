@@ -67,13 +67,22 @@ void LockTable::run_wakes(const WakeList& woken) {
         if (w->wake_) w->wake_();
 }
 
+size_t LockTable::held_by(const FileLocks& f, LockOwner owner) {
+    return size_t(std::count_if(f.locks.begin(), f.locks.end(),
+                                [owner](const HeldLock& l) { return l.owner == owner; }));
+}
+
 Status LockTable::lock(const FileKey& key, LockOwner owner, std::span<const LockRange> ranges,
-                       bool dry_run) {
+                       bool dry_run, size_t max_per_owner) {
     for (const auto& r : ranges)
         if (!lock_range_valid(r.offset, r.length)) return Error(NtStatus::InvalidLockRange);
     std::lock_guard lk(mu_);
     auto& f = files_[key];
     const size_t before = f.locks.size();
+    if (max_per_owner != SIZE_MAX && held_by(f, owner) + ranges.size() > max_per_owner) {
+        drop_if_empty(key);
+        return Error(NtStatus::InsufficientResources);
+    }
     for (const auto& r : ranges) {
         // Earlier ranges of the same request take part in the check (an exclusive range
         // followed by an overlapping one conflicts with itself, as on Windows).
@@ -95,7 +104,8 @@ Status LockTable::lock(const FileKey& key, LockOwner owner, std::span<const Lock
 
 Result<std::shared_ptr<LockWaiter>> LockTable::lock_or_wait(const FileKey& key, LockOwner owner,
                                                             const LockRange& range,
-                                                            std::function<void()> wake) {
+                                                            std::function<void()> wake,
+                                                            size_t max_per_owner) {
     if (!lock_range_valid(range.offset, range.length)) return Error(NtStatus::InvalidLockRange);
     auto w = std::make_shared<LockWaiter>();
     w->key_ = key;
@@ -103,6 +113,10 @@ Result<std::shared_ptr<LockWaiter>> LockTable::lock_or_wait(const FileKey& key, 
     w->range_ = range;
     std::lock_guard lk(mu_);
     auto& f = files_[key];
+    if (max_per_owner != SIZE_MAX && held_by(f, owner) + 1 > max_per_owner) {
+        drop_if_empty(key);
+        return Error(NtStatus::InsufficientResources);
+    }
     // A request queued behind others still takes the lock at once when it does not conflict:
     // MS-FSA 2.1.5.8 only waits for overlapping locks.
     if (!conflicts_any(f, range, owner)) {

@@ -92,16 +92,20 @@ class LockTable {
     // by the same request are released; done atomically here so that no other open ever sees a
     // partial set). Errors: InvalidLockRange, LockNotGranted (MS-FSA 2.1.4.10 conflict).
     // With `dry_run` nothing is kept: the answer says whether the ranges could be taken now.
+    // `max_per_owner` ("max locks per open"): when the owner would hold more locks on the file
+    // than that, nothing is taken and the answer is InsufficientResources.
     Status lock(const FileKey& key, LockOwner owner, std::span<const LockRange> ranges,
-                bool dry_run = false);
+                bool dry_run = false, size_t max_per_owner = SIZE_MAX);
 
     // One range, waiting if it conflicts. The returned waiter is Granted when the lock could be
     // taken at once (`wake` is then never called) and Waiting otherwise; `wake` runs once, with
     // the table unlocked, when the state leaves Waiting through an unlock, a release_all() or a
-    // close of the waiter's own owner. Errors: InvalidLockRange.
+    // close of the waiter's own owner. Errors: InvalidLockRange, InsufficientResources (the owner
+    // already holds `max_per_owner` locks on the file; checked when the request arrives).
     Result<std::shared_ptr<LockWaiter>> lock_or_wait(const FileKey& key, LockOwner owner,
                                                      const LockRange& range,
-                                                     std::function<void()> wake);
+                                                     std::function<void()> wake,
+                                                     size_t max_per_owner = SIZE_MAX);
     // Withdraws a waiting request; returns the state it ended in (Cancelled, or Granted /
     // OwnerClosed when that happened first; a Granted lock then belongs to the owner).
     LockWaiter::State cancel(const std::shared_ptr<LockWaiter>& waiter);
@@ -137,6 +141,7 @@ class LockTable {
     using WakeList = std::vector<std::shared_ptr<LockWaiter>>;
 
     static bool conflicts_any(const FileLocks& f, const LockRange& r, LockOwner owner);
+    static size_t held_by(const FileLocks& f, LockOwner owner);
     // Grants queued requests that no longer conflict, in arrival order; collects the ones whose
     // state changed.
     static void grant_waiters(FileLocks& f, WakeList& woken);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -70,6 +71,13 @@ struct Open {
     // ChangeNotifyEntry of a directory open (MS-FSA 2.1.5.11), made by its first CHANGE_NOTIFY.
     bool lock_release_hook = false;
     std::shared_ptr<notify::NotifyEntry> notify_entry;
+    // Open.IsResilient / Open.ResiliencyTimeout (MS-SMB2 3.3.5.15.9, FSCTL_LMR_REQUEST_RESILIENCY)
+    // and Open.LockSequenceArray (3.3.5.14): one entry per bucket 1..64, the bucket's last
+    // LockSequenceNumber (0..15) or kNoLockSequence. Guarded by `mu`.
+    static constexpr uint8_t kNoLockSequence = 0xFF;
+    bool is_resilient = false;
+    uint32_t resiliency_timeout_ms = 0;
+    std::array<uint8_t, 64> lock_sequence = make_empty_lock_sequence();
     // Membership in the FileTable (share modes, delete-on-close; server/state/file_table.h).
     // Releasing or destroying it takes the open out of the table and, for the last open of a
     // file whose delete is pending, deletes the file.
@@ -81,6 +89,13 @@ struct Open {
     std::shared_ptr<io::DataPath> data;
 
     ~Open();
+
+  private:
+    static constexpr std::array<uint8_t, 64> make_empty_lock_sequence() {
+        std::array<uint8_t, 64> a{};
+        a.fill(kNoLockSequence);
+        return a;
+    }
 };
 
 class OpenTable {

@@ -79,6 +79,9 @@ Status Smb2Client::connect(const std::string& host, uint16_t port) {
         int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                           ai->ai_protocol);
         if (fd < 0) continue;
+        if (opts_.receive_buffer > 0)
+            ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &opts_.receive_buffer,
+                         sizeof opts_.receive_buffer);
         if (!opts_.source_address.empty() && !bind_source(fd, ai->ai_family)) {
             ::close(fd);
             last = NtStatus::InvalidParameter;

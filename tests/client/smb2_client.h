@@ -115,6 +115,9 @@ struct ClientOptions {
     // Local IPv4/IPv6 address to connect from (empty: the kernel's choice); load tests spread
     // thousands of loopback connections over 127.x source addresses with it.
     std::string source_address;
+    // SO_RCVBUF set before connecting (0: the kernel's autotuned default). A small one makes
+    // the server's sends block soon when the client does not read (backpressure tests).
+    int receive_buffer = 0;
 };
 
 struct NegotiateOptions {

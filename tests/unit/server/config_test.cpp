@@ -577,8 +577,12 @@ TEST(Config, LimitKeys) {
         "[global]\nmax connections total = 6000\nmax connections per address = 5000\n"
         "max sessions per connection = 2\nmax opens per session = 10\n"
         "max async requests per connection = 3\nmax io size = 1M\nmax message size = 2M\n"
-        "max compound length = 4\n");
+        "max compound length = 4\nmax tree connects per session = 5\nmax locks per open = 6\n"
+        "max bytes in flight per connection = 3M\n");
     EXPECT_EQ(c.global.max_connections, 6000u);
+    EXPECT_EQ(c.global.max_trees_per_session, 5u);
+    EXPECT_EQ(c.global.max_locks_per_open, 6u);
+    EXPECT_EQ(c.global.max_bytes_in_flight, 3u << 20);
     EXPECT_EQ(c.global.max_connections_per_address, 5000u);
     EXPECT_EQ(c.global.max_sessions_per_connection, 2u);
     EXPECT_EQ(c.global.max_opens_per_session, 10u);
@@ -595,6 +599,14 @@ TEST(Config, LimitKeys) {
     EXPECT_EQ(l.max_async_per_connection, 3u);
     EXPECT_EQ(l.max_message_size, 2u << 20);
     EXPECT_EQ(l.max_compound_elements, 4u);
+    EXPECT_EQ(l.max_trees_per_session, 5u);
+    EXPECT_EQ(l.max_locks_per_open, 6u);
+    EXPECT_EQ(l.max_bytes_in_flight, 3u << 20);
+    // Safe defaults without the keys.
+    const Limits d = Limits::from(parse_ok("[global]\n").global);
+    EXPECT_EQ(d.max_trees_per_session, 1024u);
+    EXPECT_EQ(d.max_locks_per_open, 16384u);
+    EXPECT_EQ(d.max_bytes_in_flight, 32u << 20);
     EXPECT_EQ(Limits::from(parse_ok("[global]\nmax io size = 1M\n").global).max_message_size,
               2u << 20);
 
@@ -603,7 +615,10 @@ TEST(Config, LimitKeys) {
           "max sessions per connection = 0", "max sessions per connection = 65535",
           "max opens per session = many", "max async requests per connection = 0",
           "max message size = 1k", "max message size = 1G", "max compound length = 0",
-          "max compound length = 1025"}) {
+          "max compound length = 1025", "max tree connects per session = 0",
+          "max tree connects per session = 65535", "max locks per open = 0",
+          "max bytes in flight per connection = 1k", "max bytes in flight per connection = 5G",
+          "max bytes in flight per connection = lots"}) {
         EXPECT_EQ(parse_err(std::string("[global]\nlog level = 1\n") + bad + "\n")
                       .rfind("t.conf:3: bad value", 0),
                   0u)

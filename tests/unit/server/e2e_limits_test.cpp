@@ -1,18 +1,25 @@
 // End-to-end: the abuse limits (architecture.md "Limits on everything a client can make the
 // server hold"; README "Limits"). Each test sets one limit small, exceeds it, checks the status
 // or the closed connection, and checks that another client is still served.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "protocol/access_mask.h"
 #include "protocol/change_notify.h"
 #include "protocol/echo.h"
+#include "protocol/lock.h"
+#include "protocol/read.h"
+#include "server/server.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
 #include "tests/unit/server/e2e_support.h"
@@ -124,6 +131,138 @@ TEST(E2eLimits, OpensPerSession) {
     ASSERT_STATUS(f3, NtStatus::Success);
     EXPECT_STATUS(c->close(f3.body.file_id), NtStatus::Success);
     EXPECT_STATUS(c->close(f2.body.file_id), NtStatus::Success);
+}
+
+TEST(E2eLimits, TreeConnectsPerSession) {
+    TestServer s(with([](server::Config& c) { c.global.max_trees_per_session = 2; }));
+    ASSERT_TRUE(s.ok()) << s.error();
+    auto c = login(s);  // the first tree
+    const uint32_t first = c->tree_id();
+    ASSERT_STATUS(c->tree_connect("data"), NtStatus::Success);  // the second
+    const uint32_t second = c->tree_id();
+    EXPECT_STATUS(c->tree_connect("data"), NtStatus::InsufficientResources);
+    // The session and its trees keep working.
+    c->set_tree_id(first);
+    auto f = c->open("trees.txt", kRw, create_disposition::kOverwriteIf);
+    ASSERT_STATUS(f, NtStatus::Success);
+    EXPECT_STATUS(c->close(f.body.file_id), NtStatus::Success);
+    // Another session counts its own trees.
+    expect_served(s);
+    // A disconnected tree makes room again.
+    c->set_tree_id(second);
+    ASSERT_STATUS(c->tree_disconnect(), NtStatus::Success);
+    EXPECT_STATUS(c->tree_connect("data"), NtStatus::Success);
+}
+
+TEST(E2eLimits, LocksPerOpen) {
+    TestServer s(with([](server::Config& c) { c.global.max_locks_per_open = 3; }));
+    ASSERT_TRUE(s.ok()) << s.error();
+    auto c = login(s);
+    auto f = c->open("locks.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_STATUS(f, NtStatus::Success);
+    auto lock = [&](FileId id, std::vector<LockElement> els) {
+        LockRequest r;
+        r.file_id = id;
+        r.locks = std::move(els);
+        return c->lock(r);
+    };
+    constexpr uint32_t kExcl = lock_flags::kExclusiveLock | lock_flags::kFailImmediately;
+    ASSERT_STATUS(lock(f.body.file_id, {{0, 1, kExcl}, {10, 1, kExcl}}), NtStatus::Success);
+    // Two more in one request would make four: refused as a whole.
+    EXPECT_STATUS(lock(f.body.file_id, {{20, 1, kExcl}, {30, 1, kExcl}}),
+                  NtStatus::InsufficientResources);
+    ASSERT_STATUS(lock(f.body.file_id, {{20, 1, kExcl}}), NtStatus::Success);
+    // The fourth, immediate or blocking, is refused; nothing of the refused requests was kept.
+    EXPECT_STATUS(lock(f.body.file_id, {{40, 1, kExcl}}), NtStatus::InsufficientResources);
+    EXPECT_STATUS(lock(f.body.file_id, {{40, 1, lock_flags::kExclusiveLock}}),
+                  NtStatus::InsufficientResources);
+    EXPECT_STATUS(lock(f.body.file_id, {{30, 1, lock_flags::kUnlock}}), NtStatus::RangeNotLocked);
+    // Another open of the same file has its own allowance; the held locks still hold.
+    auto g = c->open("locks.bin", kRw, create_disposition::kOpen);
+    ASSERT_STATUS(g, NtStatus::Success);
+    EXPECT_STATUS(lock(g.body.file_id, {{0, 1, kExcl}}), NtStatus::LockNotGranted);
+    EXPECT_STATUS(lock(g.body.file_id, {{100, 1, kExcl}, {101, 1, kExcl}, {102, 1, kExcl}}),
+                  NtStatus::Success);
+    // An unlock makes room again.
+    ASSERT_STATUS(lock(f.body.file_id, {{0, 1, lock_flags::kUnlock}}), NtStatus::Success);
+    EXPECT_STATUS(lock(f.body.file_id, {{40, 1, kExcl}}), NtStatus::Success);
+    EXPECT_STATUS(c->close(g.body.file_id), NtStatus::Success);
+    EXPECT_STATUS(c->close(f.body.file_id), NtStatus::Success);
+    expect_served(s);
+}
+
+// Polls `done` until it holds or `limit` passes (waiting for the server, not timing it).
+template <class F>
+bool eventually(F done, std::chrono::seconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > end) return false;
+        std::this_thread::sleep_for(10ms);
+    }
+    return true;
+}
+
+TEST(E2eLimits, BytesInFlightPerConnection) {
+    constexpr uint32_t kIo = 65536;
+    constexpr uint64_t kCap = 256 * 1024;
+    TestServer s(with([](server::Config& c) {
+        c.global.max_io_size = kIo;
+        c.global.max_bytes_in_flight = kCap;
+    }));
+    ASSERT_TRUE(s.ok()) << s.error();
+    // 32 MiB to read: far more than the socket buffers between server and client hold.
+    constexpr int kReads = 512;
+    {
+        int fd = ::open((s.share_dir() + "/big.bin").c_str(), O_CREAT | O_WRONLY, 0644);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::ftruncate(fd, off_t(kReads) * kIo), 0);
+        ::close(fd);
+    }
+    ClientOptions greedy;
+    greedy.credit_target = 2048;
+    greedy.receive_buffer = 64 * 1024;
+    greedy.timeout = std::chrono::seconds(30);
+    auto a = login(s, greedy);
+    auto f = a->open("big.bin", am::kFileGenericRead, create_disposition::kOpen);
+    ASSERT_STATUS(f, NtStatus::Success);
+    ASSERT_GE(a->credits(), uint32_t(kReads));
+    // Pipelined READs, none of their responses read yet: the server's sends block, its
+    // in-flight bytes reach the cap, and it stops reading this connection.
+    std::vector<uint64_t> mids;
+    for (int i = 0; i < kReads; ++i) {
+        ReadRequest r;
+        r.file_id = f.body.file_id;
+        r.offset = uint64_t(i) * kIo;
+        r.length = kIo;
+        auto mid = a->send(Command::Read, r);
+        ASSERT_TRUE(mid) << i;
+        mids.push_back(*mid);
+    }
+    auto& bp = s.server().backpressure();
+    ASSERT_TRUE(eventually([&] { return bp.pauses.load() > 0; }, 20s));
+    // Meanwhile another client is served in full.
+    auto b = login(s);
+    auto g = b->open("other.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_STATUS(g, NtStatus::Success);
+    auto data = pattern(kIo, 7);
+    EXPECT_STATUS(b->write(g.body.file_id, 0, data), NtStatus::Success);
+    auto back = b->read(g.body.file_id, 0, kIo);
+    ASSERT_STATUS(back, NtStatus::Success);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), back.body.data.begin(), back.body.data.end()));
+    EXPECT_STATUS(b->echo(), NtStatus::Success);
+    // The throttled client is slowed down, not broken: every READ completes in full.
+    for (int i = 0; i < kReads; ++i) {
+        auto raw = a->wait_reply(mids[size_t(i)]);
+        ASSERT_TRUE(raw.ok()) << i << ": " << describe(raw);
+        auto rr = ReadResponse::parse(raw.msg);
+        ASSERT_TRUE(rr) << i;
+        EXPECT_EQ(rr->data.size(), kIo) << i;
+    }
+    EXPECT_STATUS(a->echo(), NtStatus::Success);
+    // A frame is read only while the connection is under the cap: at most one frame (a READ
+    // request and the response it asks for) above it.
+    EXPECT_LE(bp.peak_in_flight.load(), kCap + kIo + 4096);
+    EXPECT_STATUS(a->close(f.body.file_id), NtStatus::Success);
 }
 
 ChangeNotifyRequest notify_on(FileId dir) {

@@ -9,6 +9,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -64,7 +65,7 @@ TEST(InfoClasses, QueryFileClassesFollowMsSmb2) {
     EXPECT_EQ(info::query_file_class_support(fic::kFileNameInformation), CS::NotSupported);
     EXPECT_EQ(info::query_file_class_support(fic::kFileRenameInformation), CS::NotSupported);
     EXPECT_EQ(info::query_file_class_support(fic::kFilePipeInformation), CS::NotSupported);
-    EXPECT_EQ(info::query_file_class_support(fic::kFileAlternateNameInformation), CS::NotSupported);
+    EXPECT_EQ(info::query_file_class_support(fic::kFileAlternateNameInformation), CS::Supported);
     EXPECT_EQ(info::query_file_class_support(0), CS::Invalid);
     EXPECT_EQ(info::query_file_class_support(200), CS::Invalid);
 
@@ -127,6 +128,30 @@ TEST(InfoClasses, WindowsPaths) {
     EXPECT_EQ(info::windows_path("a/b/c.txt", false), "a\\b\\c.txt");
     EXPECT_EQ(info::windows_path("", true), "\\");
     EXPECT_EQ(info::windows_path("", false), "");
+}
+
+TEST(InfoClasses, ShortNames) {
+    // 8.3 names stay themselves, in upper case.
+    EXPECT_EQ(info::short_name("bufsize.txt"), "BUFSIZE.TXT");
+    EXPECT_EQ(info::short_name("README"), "README");
+    EXPECT_EQ(info::short_name("."), ".");
+    // Others: two leading characters, hash digits, '~', one digit, three extension characters.
+    std::string s = info::short_name("torture_smb2_getfinfo_access");
+    ASSERT_EQ(s.size(), 8u);
+    EXPECT_EQ(s.substr(0, 2), "TO");
+    EXPECT_EQ(s[6], '~');
+    s = info::short_name("a long file name.text");
+    ASSERT_EQ(s.size(), 12u);
+    EXPECT_EQ(s.substr(0, 2), "AL");
+    EXPECT_EQ(s.substr(8), ".TEX");
+    EXPECT_EQ(info::short_name(".bashrc").find('.'), std::string::npos);
+    EXPECT_EQ(info::short_name("x.tar.gz").substr(0, 1), "X");
+    // Every character is a legal 8.3 one, and the name does not depend on case.
+    for (char c : info::short_name("Ünïcödé näme?.dat"))
+        EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '~' || c == '_' || c == '.')
+            << c;
+    EXPECT_EQ(info::short_name("Some Long Name.txt"), info::short_name("SOME LONG NAME.TXT"));
+    EXPECT_NE(info::short_name("some long name 1.txt"), info::short_name("some long name 2.txt"));
 }
 
 TEST(InfoClasses, ModeRulesOfMsFsa) {
@@ -507,11 +532,28 @@ TEST_F(QueryInfoHandler, ClassesAndTypesThatAreRefused) {
     EXPECT_EQ(query(*f, 9, 0).status, NtStatus::InvalidParameter);
     EXPECT_EQ(query(*f, info_type::kFile, fic::kFileBasicInformation, 65537).status,
               NtStatus::InvalidParameter);  // above MaxTransactSize
-    // No 8.3 names: the store does not support alternate names (before any size check).
+}
+
+TEST_F(QueryInfoHandler, AlternateNamesAreComputedFromTheLongName) {
+    std::ofstream(tmp.path + "/dir/a long file name.text") << "y";
+    auto f = open("file.txt", kAll);
+    auto lng = open("dir/a long file name.text", kAll);
+    auto root = open("", kAll);
+    // Windows' minimum is sizeof(FILE_NAME_INFORMATION), 8 (smbtorture qfile_buffercheck).
     EXPECT_EQ(query(*f, info_type::kFile, fic::kFileAlternateNameInformation, 7).status,
-              NtStatus::NotSupported);
-    EXPECT_EQ(query(*f, info_type::kFile, fic::kFileAlternateNameInformation).status,
-              NtStatus::NotSupported);
+              NtStatus::InfoLengthMismatch);
+    auto r = query(*f, info_type::kFile, fic::kFileAlternateNameInformation);
+    ASSERT_EQ(r.status, NtStatus::Success);
+    EXPECT_EQ(FileNameInfo::decode(r.data())->file_name, "FILE.TXT");
+    // A part of the variable name: BUFFER_OVERFLOW with what fits.
+    r = query(*f, info_type::kFile, fic::kFileAlternateNameInformation, 9);
+    EXPECT_EQ(r.status, NtStatus::BufferOverflow);
+    EXPECT_EQ(r.data().size(), 9u);
+    r = query(*lng, info_type::kFile, fic::kFileAlternateNameInformation);
+    ASSERT_EQ(r.status, NtStatus::Success);
+    EXPECT_EQ(FileNameInfo::decode(r.data())->file_name, info::short_name("a long file name.text"));
+    EXPECT_EQ(query(*root, info_type::kFile, fic::kFileAlternateNameInformation).status,
+              NtStatus::ObjectNameNotFound);
 }
 
 TEST_F(QueryInfoHandler, NamesAndIdsDependOnTheDialect) {
