@@ -296,6 +296,22 @@ TEST(E2eLimits, AsyncRequestsPerConnection) {
     ASSERT_TRUE(second);
     EXPECT_STATUS(c->wait_reply(*second), NtStatus::InsufficientResources);
     EXPECT_STATUS(c->echo(), NtStatus::Success);
+    // A blocking LOCK that has to wait counts the same way (pending CHANGE_NOTIFYs and blocking
+    // locks are both bounded by this limit).
+    auto f1 = c->open("locked.bin", kRw, create_disposition::kOverwriteIf);
+    auto f2 = c->open("locked.bin", kRw, create_disposition::kOpen);
+    ASSERT_STATUS(f1, NtStatus::Success);
+    ASSERT_STATUS(f2, NtStatus::Success);
+    LockRequest held;
+    held.file_id = f1.body.file_id;
+    held.locks = {LockElement{0, 10, lock_flags::kExclusiveLock | lock_flags::kFailImmediately}};
+    ASSERT_STATUS(c->lock(held), NtStatus::Success);
+    LockRequest waits;
+    waits.file_id = f2.body.file_id;
+    waits.locks = {LockElement{0, 10, lock_flags::kExclusiveLock}};
+    EXPECT_STATUS(c->lock(waits), NtStatus::InsufficientResources);
+    EXPECT_STATUS(c->close(f2.body.file_id), NtStatus::Success);
+    EXPECT_STATUS(c->close(f1.body.file_id), NtStatus::Success);
 
     // Another connection has its own allowance.
     auto other = login(s);
