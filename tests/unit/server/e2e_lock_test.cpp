@@ -23,7 +23,13 @@ constexpr uint32_t kRw = am::kFileGenericRead | am::kFileGenericWrite | am::kDel
 
 class E2eLock : public ::testing::Test {
   protected:
-    static void SetUpTestSuite() { server_ = new TestServer(); }
+    // Without multichannel, so that ordinary opens ignore lock sequences (MS-SMB2 3.3.5.14);
+    // E2eLockMultichannel below checks the other case.
+    static void SetUpTestSuite() {
+        TestServer::Options o;
+        o.configure = [](server::Config& c) { c.global.multi_channel = false; };
+        server_ = new TestServer(o);
+    }
     static void TearDownTestSuite() {
         delete server_;
         server_ = nullptr;
@@ -84,6 +90,34 @@ TEST_F(E2eLock, SequenceIsIgnoredOnAnOrdinaryOpen) {
     EXPECT_EQ(lock_x(0x11), NtStatus::LockNotGranted);
     EXPECT_EQ(unlock(0x11), NtStatus::Success);
     EXPECT_EQ(unlock(0x11), NtStatus::RangeNotLocked);
+}
+
+// MS-SMB2 3.3.5.14: a server that offers multichannel checks the lock sequence of every 3.x
+// open, resilient or not: a repeated LOCK with the same sequence succeeds without being
+// processed again.
+TEST(E2eLockMultichannel, OrdinaryOpenDetectsReplays) {
+    TestServer server;
+    ASSERT_TRUE(server.ok()) << server.error();
+    Smb2Client c;
+    ASSERT_TRUE(c.connect("127.0.0.1", server.port()));
+    ASSERT_STATUS(c.negotiate(), NtStatus::Success);
+    ASSERT_TRUE(c.negotiate_response().capabilities & global_caps::kMultiChannel);
+    ASSERT_STATUS(c.session_setup("alice", "pw"), NtStatus::Success);
+    ASSERT_STATUS(c.tree_connect("data"), NtStatus::Success);
+    auto f = c.open("replay-mc", kRw, create_disposition::kOverwriteIf);
+    ASSERT_STATUS(f, NtStatus::Success);
+    auto lock = [&](uint32_t sequence, uint16_t flags) {
+        LockRequest r;
+        r.file_id = f.body.file_id;
+        r.lock_sequence = sequence;
+        r.locks = {LockElement{0, 100, flags}};
+        return c.lock(r).status;
+    };
+    const uint16_t x = lf::kExclusiveLock | lf::kFailImmediately;
+    EXPECT_EQ(lock(0x11, x), NtStatus::Success);
+    EXPECT_EQ(lock(0x11, x), NtStatus::Success) << "a replay is answered, not processed";
+    EXPECT_EQ(lock(0x12, x), NtStatus::LockNotGranted) << "a new sequence is processed";
+    (void)c.close(f.body.file_id);
 }
 
 TEST_F(E2eLock, ResilientOpenDetectsReplays) {
