@@ -68,6 +68,20 @@ Status install_keys(Connection& conn, Session& s, Channel& ch) {
                                is_smb3(d) ? Bytes(s.keys.signing_key) : session_key_bytes(s), ch);
 }
 
+// Abuse limit "max sessions per connection": whether this connection may take one more
+// session, bound or new (sessions it is a channel of plus bindings in progress). Entries of
+// ended sessions (Connection::channel) do not count and are dropped here. Logs a refusal.
+bool session_slot_free(Connection& conn, Server& server, const char* what) {
+    std::erase_if(conn.channels, [](const auto& kv) {
+        return kv.second.session->state == Session::State::Deleted;
+    });
+    const size_t limit = server.limits().max_sessions_per_connection;
+    if (conn.channels.size() + conn.pending_binds.size() < limit) return true;
+    log_info("conn ", conn.id, " ", conn.transport->peer(),
+             ": limit 'max sessions per connection' (", limit, ") reached; ", what, " refused");
+    return false;
+}
+
 // Waits without blocking the event loop: other connections on this loop go on meanwhile.
 asio::awaitable<void> hold_back(Connection& conn, std::chrono::milliseconds delay) {
     if (delay.count() <= 0) co_return;
@@ -169,17 +183,7 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     }
     auto pit = conn.pending_binds.find(sid);
     if (pit == conn.pending_binds.end()) {
-        // Entries of ended sessions (Connection::channel) do not count.
-        std::erase_if(conn.channels, [](const auto& kv) {
-            return kv.second.session->state == Session::State::Deleted;
-        });
-        if (conn.channels.size() + conn.pending_binds.size() >=
-            server.limits().max_sessions_per_connection) {
-            log_info("conn ", conn.id, " ", conn.transport->peer(),
-                     ": limit 'max sessions per connection' (",
-                     server.limits().max_sessions_per_connection, ") reached; binding refused");
-            co_return NtStatus::InsufficientResources;
-        }
+        if (!session_slot_free(conn, server, "binding")) co_return NtStatus::InsufficientResources;
         Connection::PendingBind pb;
         pb.session = s;
         // 3.1.1: PreauthSession.PreauthIntegrityHashValue starts as the connection's.
@@ -282,17 +286,8 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         // Abuse limit "max sessions per connection". MS-SMB2 3.3.5.5 sets no per-connection
         // number; like Samba when it can allocate no further session (smbXsrv_session_create),
         // the new session is refused with STATUS_INSUFFICIENT_RESOURCES.
-        // Entries of ended sessions (Connection::channel) do not count.
-        std::erase_if(conn.channels, [](const auto& kv) {
-            return kv.second.session->state == Session::State::Deleted;
-        });
-        if (conn.channels.size() + conn.pending_binds.size() >=
-            server.limits().max_sessions_per_connection) {
-            log_info("conn ", conn.id, " ", conn.transport->peer(),
-                     ": limit 'max sessions per connection' (",
-                     server.limits().max_sessions_per_connection, ") reached; new session refused");
+        if (!session_slot_free(conn, server, "new session"))
             co_return NtStatus::InsufficientResources;
-        }
         s = server.sessions.create();
         s->dialect = conn.state.dialect;
         if (conn.state.preauth) s->preauth = *conn.state.preauth;  // 3.3.5.5 step: copy conn H

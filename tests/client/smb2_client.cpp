@@ -750,6 +750,18 @@ Reply<SessionSetupResponse> Smb2Client::authenticate(std::string_view user,
         session_.signer.reset();
         return result;
     };
+    // A failure found on this side: the session is forgotten and the reply says so.
+    auto fail = [&](Reply<SessionSetupResponse>& r, NtStatus st) {
+        session_ = Session{};
+        r.from_server = false;
+        r.status = st;
+        return std::move(r);
+    };
+    auto signer_for = [&](Bytes key) {
+        auto alg = signing_algorithm();
+        return alg ? auth::Signer::create(*alg, key)
+                   : Result<auth::Signer>(Error(NtStatus::NotSupported));
+    };
     for (int leg = 0; leg < 8; ++leg) {
         SessionSetupRequest req;
         req.security_mode = uint8_t(client_signing_required_ ? security_mode::kSigningRequired
@@ -781,10 +793,7 @@ Reply<SessionSetupResponse> Smb2Client::authenticate(std::string_view user,
             });
             r.signature_verified = verified;
             if (!ok) {
-                session_ = Session{};
-                r.from_server = false;
-                r.status = local_status::kBadSignature;
-                return r;
+                return fail(r, local_status::kBadSignature);
             }
         }
         if (r.status == NtStatus::MoreProcessingRequired) {
@@ -804,29 +813,23 @@ Reply<SessionSetupResponse> Smb2Client::authenticate(std::string_view user,
             session_ = Session{};
             return r;
         }
+        // Success (a binding too): the server's final token carries accept-completed and its
+        // mechListMIC.
+        if (!sp.done()) {
+            auto fin = sp.step(r.body.security_buffer);
+            if (!fin || !sp.done()) {
+                return fail(r, fin ? NtStatus::LogonFailure : fin.status());
+            }
+        }
         if (binding) {
             // Channel.SigningKey from this authentication's session key, on 3.1.1 with the
             // binding's preauth hash (MS-SMB2 3.2.5.3.1); the session's cipher keys stay.
-            if (!sp.done()) {
-                auto fin = sp.step(r.body.security_buffer);
-                if (!fin || !sp.done()) {
-                    session_ = Session{};
-                    r.from_server = false;
-                    r.status = fin ? NtStatus::LogonFailure : fin.status();
-                    return r;
-                }
-            }
             auto key16 = auth::smb_session_key(sp.session_key());
             auto channel_key =
                 auth::derive_channel_signing_key(dialect_, key16, h ? h->bytes() : Bytes{});
-            auto alg = signing_algorithm();
-            auto signer = alg ? auth::Signer::create(*alg, channel_key)
-                              : Result<auth::Signer>(Error(NtStatus::NotSupported));
+            auto signer = signer_for(channel_key);
             if (!signer) {
-                session_ = Session{};
-                r.from_server = false;
-                r.status = signer.status();
-                return r;
+                return fail(r, signer.status());
             }
             session_.signer.emplace(std::move(*signer));
             session_.flags = r.body.session_flags;
@@ -841,10 +844,7 @@ Reply<SessionSetupResponse> Smb2Client::authenticate(std::string_view user,
                 auto enc = auth::SessionEncryption::create(
                     cipher_id_, binding->keys.decryption_key_c2s, binding->keys.encryption_key_s2c);
                 if (!enc) {
-                    session_ = Session{};
-                    r.from_server = false;
-                    r.status = enc.status();
-                    return r;
+                    return fail(r, enc.status());
                 }
                 session_.encryption.emplace(std::move(*enc));
             }
@@ -857,23 +857,10 @@ Reply<SessionSetupResponse> Smb2Client::authenticate(std::string_view user,
                                  r.header, &verified, r.encrypted));
             r.signature_verified = verified;
             if (!ok) {
-                session_ = Session{};
-                r.from_server = false;
-                r.status = local_status::kBadSignature;
-                return r;
+                return fail(r, local_status::kBadSignature);
             }
             session_.valid = true;
             return r;
-        }
-        // Success: the server's final token carries accept-completed and its mechListMIC.
-        if (!sp.done()) {
-            auto fin = sp.step(r.body.security_buffer);
-            if (!fin || !sp.done()) {
-                session_ = Session{};
-                r.from_server = false;
-                r.status = fin ? NtStatus::LogonFailure : fin.status();
-                return r;
-            }
         }
         session_.id = r.header.session_id;
         session_.flags = r.body.session_flags;
@@ -894,27 +881,19 @@ Reply<SessionSetupResponse> Smb2Client::authenticate(std::string_view user,
                     auto enc = auth::SessionEncryption::create(cipher_id_, keys.decryption_key_c2s,
                                                                keys.encryption_key_s2c);
                     if (!enc) {
-                        session_ = Session{};
-                        r.from_server = false;
-                        r.status = enc.status();
-                        return r;
+                        return fail(r, enc.status());
                     }
                     session_.encryption.emplace(std::move(*enc));
                     session_.encrypt_data = r.body.session_flags & session_flags::kEncryptData;
                 }
             }
-            auto alg = signing_algorithm();
-            auto signer = alg ? auth::Signer::create(*alg, signing_key)
-                              : Result<auth::Signer>(Error(NtStatus::NotSupported));
+            auto signer = signer_for(signing_key);
             if (!signer) {
-                session_ = Session{};
-                r.from_server = false;
-                r.status = signer.status();
-                return r;
+                return fail(r, signer.status());
             }
             session_.signer.emplace(std::move(*signer));
             session_.signing_key.assign(signing_key.begin(), signing_key.end());
-            session_.signing_algorithm = *alg;
+            session_.signing_algorithm = *signing_algorithm();
             session_.keys = keys;
             session_.signing_required =
                 client_signing_required_ ||
@@ -930,10 +909,7 @@ Reply<SessionSetupResponse> Smb2Client::authenticate(std::string_view user,
                               : dialect_ != Dialect::Smb311;
                 r.signature_verified = verified;
                 if (!ok) {
-                    session_ = Session{};
-                    r.from_server = false;
-                    r.status = local_status::kBadSignature;
-                    return r;
+                    return fail(r, local_status::kBadSignature);
                 }
             }
         }

@@ -6,31 +6,13 @@
 #include <string_view>
 
 #include "protocol/bytes.h"
+#include "tests/unit/hex.h"
 
 namespace daxsmbd::auth::test {
 
 // Accepts upper/lower case and ignores spaces, so vectors can be pasted as printed.
 inline protocol::ByteVector unhex(std::string_view s) {
-    protocol::ByteVector out;
-    int hi = -1;
-    for (char c : s) {
-        int v;
-        if (c >= '0' && c <= '9')
-            v = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            v = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            v = c - 'A' + 10;
-        else
-            continue;
-        if (hi < 0) {
-            hi = v;
-        } else {
-            out.push_back(std::byte(hi << 4 | v));
-            hi = -1;
-        }
-    }
-    return out;
+    return daxsmbd::test::hex(s);
 }
 
 inline std::string hex(protocol::Bytes b) {

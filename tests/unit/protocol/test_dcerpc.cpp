@@ -9,6 +9,7 @@
 #include <string>
 
 #include "protocol/dcerpc.h"
+#include "tests/unit/hex.h"
 
 using namespace daxsmbd;
 using namespace daxsmbd::protocol;
@@ -16,15 +17,7 @@ using namespace daxsmbd::protocol::rpc;
 
 namespace {
 
-ByteVector hex(std::string_view h) {
-    ByteVector v;
-    std::string digits;
-    for (char c : h)
-        if (!std::isspace(static_cast<unsigned char>(c))) digits.push_back(c);
-    for (size_t i = 0; i + 1 < digits.size(); i += 2)
-        v.push_back(std::byte(std::stoi(digits.substr(i, 2), nullptr, 16)));
-    return v;
-}
+using daxsmbd::test::hex;  // tests/unit/hex.h
 
 const ByteVector kWindowsBind =
     hex("05000b03 10000000 7400 0000 01000000"  // v5.0 bind, first|last, LE drep, 116 bytes, call 1

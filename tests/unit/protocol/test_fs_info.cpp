@@ -4,21 +4,14 @@
 #include <string>
 
 #include "protocol/fs_info.h"
+#include "tests/unit/hex.h"
 
 using namespace daxsmbd;
 using namespace daxsmbd::protocol;
 
 namespace {
 
-ByteVector hex(std::string_view h) {
-    ByteVector v;
-    std::string digits;
-    for (char c : h)
-        if (!std::isspace(static_cast<unsigned char>(c))) digits.push_back(c);
-    for (size_t i = 0; i + 1 < digits.size(); i += 2)
-        v.push_back(std::byte(std::stoi(digits.substr(i, 2), nullptr, 16)));
-    return v;
-}
+using daxsmbd::test::hex;  // tests/unit/hex.h
 
 template <class T>
 ByteVector encode(const T& x) {

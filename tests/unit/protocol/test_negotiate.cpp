@@ -7,27 +7,14 @@
 
 #include "protocol/header.h"
 #include "protocol/negotiate.h"
+#include "tests/unit/hex.h"
 
 using namespace daxsmbd;
 using namespace daxsmbd::protocol;
 
 namespace {
 
-ByteVector hex(std::string_view s) {
-    ByteVector v;
-    int hi = -1;
-    for (char c : s) {
-        if (!std::isxdigit(uint8_t(c))) continue;
-        int d = std::isdigit(uint8_t(c)) ? c - '0' : (std::tolower(c) - 'a' + 10);
-        if (hi < 0) {
-            hi = d;
-        } else {
-            v.push_back(std::byte(hi * 16 + d));
-            hi = -1;
-        }
-    }
-    return v;
-}
+using daxsmbd::test::hex;  // tests/unit/hex.h
 
 ByteVector concat(std::initializer_list<ByteVector> parts) {
     ByteVector v;
@@ -99,7 +86,7 @@ ByteVector golden_request() {
             "0100 2000 0100"),  // count 1, SaltLength 32, SHA-512
         filled(32, 0xA0),       // Salt
         hex("0000"              // pad: 0x70 + 8 + 38 = 158 -> 160
-                    // ENCRYPTION_CAPABILITIES at 0xA0: DataLength 2 + 2*2 = 6
+                                // ENCRYPTION_CAPABILITIES at 0xA0: DataLength 2 + 2*2 = 6
             "0200 0600 00000000"
             "0200 0200 0100"),  // AES-128-GCM, AES-128-CCM
     });

@@ -5,21 +5,14 @@
 
 #include "protocol/file_info.h"
 #include "protocol/query_info.h"
+#include "tests/unit/hex.h"
 
 using namespace daxsmbd;
 using namespace daxsmbd::protocol;
 
 namespace {
 
-ByteVector hex(std::string_view h) {
-    ByteVector v;
-    std::string digits;
-    for (char c : h)
-        if (!std::isspace(static_cast<unsigned char>(c))) digits.push_back(c);
-    for (size_t i = 0; i + 1 < digits.size(); i += 2)
-        v.push_back(std::byte(std::stoi(digits.substr(i, 2), nullptr, 16)));
-    return v;
-}
+using daxsmbd::test::hex;  // tests/unit/hex.h
 
 ByteVector header() {
     ByteVector v;

@@ -6,27 +6,14 @@
 
 #include "protocol/header.h"
 #include "protocol/session_setup.h"
+#include "tests/unit/hex.h"
 
 using namespace daxsmbd;
 using namespace daxsmbd::protocol;
 
 namespace {
 
-ByteVector hex(std::string_view s) {
-    ByteVector v;
-    int hi = -1;
-    for (char c : s) {
-        if (!std::isxdigit(uint8_t(c))) continue;
-        int d = std::isdigit(uint8_t(c)) ? c - '0' : (std::tolower(c) - 'a' + 10);
-        if (hi < 0) {
-            hi = d;
-        } else {
-            v.push_back(std::byte(hi * 16 + d));
-            hi = -1;
-        }
-    }
-    return v;
-}
+using daxsmbd::test::hex;  // tests/unit/hex.h
 
 // 64-byte sync header for `cmd` (MS-SMB2 2.2.1.2), all other fields zero.
 ByteVector header(Command cmd, uint32_t flags = 0) {

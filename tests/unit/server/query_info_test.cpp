@@ -29,6 +29,7 @@
 #include "server/vfs/dir.h"
 #include "server/vfs/ea.h"
 #include "server/vfs/open.h"
+#include "tests/unit/hex.h"
 
 namespace {
 
@@ -41,18 +42,7 @@ namespace fsc = protocol::fs_info_class;
 namespace am = protocol::access_mask;
 namespace info = daxsmbd::server::handlers::info;
 
-ByteVector hex(std::string_view h) {
-    ByteVector out;
-    for (size_t i = 0; i + 1 < h.size();) {
-        if (h[i] == ' ') {
-            ++i;
-            continue;
-        }
-        out.push_back(std::byte(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
-        i += 2;
-    }
-    return out;
-}
+using daxsmbd::test::hex;  // tests/unit/hex.h
 
 // ---- Tables ------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "smbdirect/smbd_codec.h"
+#include "tests/unit/hex.h"
 
 using namespace daxsmbd;
 using namespace daxsmbd::smbdirect;
@@ -13,15 +14,7 @@ using protocol::load_le32;
 
 namespace {
 
-ByteVector hex(std::string_view h) {
-    ByteVector v;
-    std::string digits;
-    for (char c : h)
-        if (!std::isspace(static_cast<unsigned char>(c))) digits.push_back(c);
-    for (size_t i = 0; i + 1 < digits.size(); i += 2)
-        v.push_back(std::byte(std::stoi(digits.substr(i, 2), nullptr, 16)));
-    return v;
-}
+using daxsmbd::test::hex;  // tests/unit/hex.h
 
 // MS-SMBD 4.1: version 1.0, 10 credits, 1 KiB sends and receives, 128 KiB reassembly.
 const ByteVector kExampleNegotiateRequest =
