@@ -1,9 +1,14 @@
 #include "server/transport.h"
 
+#include <sys/socket.h>
 #include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <vector>
 
 namespace daxsmbd::server {
@@ -69,12 +74,62 @@ asio::awaitable<Result<PoolBuffer>> TcpTransport::receive() {
         if (len > max_message_size_) co_return Error(NtStatus::BufferOverflow);
         if (len < 4) co_return Error(NtStatus::InvalidParameter);
         auto buf = BufferPool::global().acquire(len);
-        co_await asio::async_read(socket_, asio::buffer(buf.data(), len),
-                                  asio::redirect_error(asio::use_awaitable, ec));
-        if (ec) co_return Error(NtStatus::ConnectionDisconnected);
+        if (len >= kLowWatermarkFrom) {
+            if (!co_await receive_large(buf.data(), len))
+                co_return Error(NtStatus::ConnectionDisconnected);
+        } else {
+            co_await asio::async_read(socket_, asio::buffer(buf.data(), len),
+                                      asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) co_return Error(NtStatus::ConnectionDisconnected);
+        }
         buf.set_size(len);
         co_return buf;
     }
+}
+
+asio::awaitable<bool> TcpTransport::receive_large(std::byte* dst, size_t len) {
+    // A large message (a 1 MiB WRITE) arrives in loopback/MTU-sized segments: waiting for it
+    // piece by piece costs an epoll wakeup and a recv per segment (19 of each per 1 MiB on
+    // loopback). Take what is queued, then ask the kernel to report the socket readable only
+    // once the rest is there (SO_RCVLOWAT, set to exactly what is missing so that it can never
+    // wait for bytes that will not come; Linux also reports readable when the receive window is
+    // about to close, and caps the value at half the largest receive buffer).
+    size_t got = 0;
+    bool ok = true;
+    while (got < len) {
+        const ssize_t n = ::recv(socket_.native_handle(), dst + got, len - got, MSG_DONTWAIT);
+        if (n > 0) {
+            got += size_t(n);
+            continue;
+        }
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            ok = false;
+            break;
+        }
+        if (errno == EINTR) continue;
+        set_receive_low_watermark(len - got);
+        boost::system::error_code ec;
+        co_await socket_.async_wait(asio::ip::tcp::socket::wait_read,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            ok = false;
+            break;
+        }
+    }
+    // Back to "any byte" before the next 4-byte header is awaited.
+    if (low_watermark_ != 1) set_receive_low_watermark(1);
+    co_return ok;
+}
+
+void TcpTransport::set_receive_low_watermark(size_t bytes) {
+    const int v = int(std::min<size_t>(bytes, INT_MAX));
+    // Failure only costs the extra wakeups; remember 1 then so that it is not retried as
+    // though a watermark were set.
+    if (::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) != 0) {
+        low_watermark_ = 1;
+        return;
+    }
+    low_watermark_ = size_t(v);
 }
 
 asio::awaitable<Status> TcpTransport::send(std::span<const protocol::Bytes> fragments) {

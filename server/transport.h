@@ -71,8 +71,14 @@ class TcpTransport final : public Transport {
     void close() override;
 
   private:
+    // Messages from this size on are received with SO_RCVLOWAT set to what is still missing.
+    static constexpr size_t kLowWatermarkFrom = 128 * 1024;
+    asio::awaitable<bool> receive_large(std::byte* dst, size_t len);
+    void set_receive_low_watermark(size_t bytes);
+
     asio::ip::tcp::socket socket_;
     size_t max_message_size_;
+    size_t low_watermark_ = 1;  // the socket's SO_RCVLOWAT (Linux default 1)
     AsyncMutex send_mutex_;
     std::string peer_;
     std::string peer_address_;
