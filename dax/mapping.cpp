@@ -6,9 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sys/sysmacros.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <list>
+#include <unordered_map>
 #include <utility>
 
 #include "dax/media_guard.h"
@@ -33,6 +38,8 @@ struct Chunk {
     ShardedCounter pins;
     std::atomic<bool> retired{false};
     bool reclaimed = true;  // guarded by FileMap::mu_; true = not mapped
+    // Prefault claimed for this mapping: 0 none, 1 read, 2 write (FileMap::claim_prefault).
+    std::atomic<uint8_t> prefaulted{0};
 };
 
 struct FileMap::Slot {
@@ -69,6 +76,36 @@ int reserve_address_range(pmem2_vm_reservation** rsv, size_t size) {
     return pmem2_vm_reservation_new(rsv, nullptr, size);
 }
 
+// madvise advice of Linux 5.14 (include/uapi/asm-generic/mman-common.h), for older headers.
+#ifdef MADV_POPULATE_READ
+constexpr int kMadvPopulateRead = MADV_POPULATE_READ;
+#else
+constexpr int kMadvPopulateRead = 22;
+#endif
+#ifdef MADV_POPULATE_WRITE
+constexpr int kMadvPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kMadvPopulateWrite = 23;
+#endif
+
+// Cleared at the first EINVAL: a kernel before 5.14 (unknown advice) or mappings it cannot
+// populate; every later prefault is then skipped and pages fault on first touch as without it.
+std::atomic<bool> g_populate_available{true};
+
+// Populates the page tables of [addr, addr + len) (page aligned). Errors other than EINVAL
+// (EFAULT: the file shrank under the range, EHWPOISON: a media error) only end the prefault;
+// the I/O that touches such a page gets the error as before.
+bool populate(void* addr, size_t len, bool for_write) {
+    if (!g_populate_available.load(std::memory_order_relaxed)) return false;
+    if (::madvise(addr, len, for_write ? kMadvPopulateWrite : kMadvPopulateRead) == 0) return true;
+    if (errno == EINVAL) g_populate_available.store(false, std::memory_order_relaxed);
+    return false;
+}
+
+int64_t ns_of(const statx_timestamp& t) {
+    return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
 std::string pmem2_error(const char* what, int rc) {
     return std::string(what) + ": " + pmem2_errormsg() + " (" + std::to_string(rc) + ")";
 }
@@ -86,6 +123,21 @@ void pmem_copy(void* ctx, void* dst, const void* src, size_t len) {
 }
 
 }  // namespace
+
+// ---- FileStamp
+
+std::optional<FileStamp> FileStamp::of(int fd) {
+    struct statx stx {};
+    if (::statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) != 0) return std::nullopt;
+    FileStamp s;
+    s.device = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+    s.inode = stx.stx_ino;
+    s.size = stx.stx_size;
+    s.mtime_ns = ns_of(stx.stx_mtime);
+    s.ctime_ns = ns_of(stx.stx_ctime);
+    s.nlink = stx.stx_nlink;
+    return s;
+}
 
 // ---- MappedRange
 
@@ -236,6 +288,7 @@ Chunk* FileMap::map_chunk(size_t index, std::string* why) {
     c->index = index;
     c->map_sync = pmem2_map_get_store_granularity(map) != PMEM2_GRANULARITY_PAGE;
     c->reclaimed = false;
+    c->prefaulted.store(0, std::memory_order_relaxed);
     c->retired.store(false, std::memory_order_seq_cst);
     slot.chunk.store(c, std::memory_order_seq_cst);
     Stats::global().maps.add(1);
@@ -589,6 +642,17 @@ bool FileMap::persist() {
     return ok;
 }
 
+bool FileMap::dirty() const {
+    for (size_t i = 0; i < opts_.max_chunks; ++i) {
+        const std::atomic<uint64_t>* bits = slots_[i].dirty.load(std::memory_order_acquire);
+        if (!bits) continue;
+        const size_t words = (opts_.chunk_size / granule_ + 63) / 64;
+        for (size_t w = 0; w < words; ++w)
+            if (bits[w].load(std::memory_order_relaxed)) return true;
+    }
+    return false;
+}
+
 void FileMap::truncated(uint64_t new_size) {
     std::lock_guard lk(mu_);
     size_.store(new_size, std::memory_order_release);
@@ -622,31 +686,290 @@ void FileMap::invalidate() {
     if (::fstat(fd_, &st) == 0) size_.store(uint64_t(st.st_size), std::memory_order_release);
 }
 
+size_t FileMap::prefault(uint64_t offset, bool for_write) {
+    if (opts_.prefault_bytes == 0 || (for_write && !writable_)) return 0;
+    const size_t index = size_t(offset / opts_.chunk_size);
+    if (index >= opts_.max_chunks) return 0;
+    const uint64_t start = uint64_t(index) * opts_.chunk_size;
+    const uint64_t end = std::min<uint64_t>(
+        {start + opts_.chunk_size, start + opts_.prefault_bytes, mappable_end()});
+    if (end <= start) return 0;
+    // The pin keeps the chunk mapped while the kernel populates it (a truncation meanwhile
+    // retires it; the unmap waits for the unpin).
+    auto r = pin(start, size_t(end - start), for_write);
+    if (!r) return 0;
+    std::byte* const base = r->bytes().data();
+    if (!for_write) {
+        // A read fault on a hole maps the zero page: no side effect on the file.
+        if (!populate(base, size_t(end - start), false)) return 0;
+        Stats::global().prefaults.add(1);
+        return size_t(end - start);
+    }
+    // A write fault on a hole allocates its blocks: only the file's data ranges (SEEK_DATA /
+    // SEEK_HOLE) are populated for writing, so that a sparse file stays sparse.
+    size_t done = 0;
+    uint64_t pos = start;
+    while (pos < end) {
+        const off_t data = ::lseek(fd_, off_t(pos), SEEK_DATA);
+        if (data < 0 || uint64_t(data) >= end) break;
+        const off_t hole = ::lseek(fd_, data, SEEK_HOLE);
+        const uint64_t seg_end = hole < 0 ? end : std::min<uint64_t>(uint64_t(hole), end);
+        // Whole pages inside the data range (blocks smaller than a page: rounded inwards).
+        const uint64_t a = round_up(size_t(data), page_);
+        const uint64_t b = seg_end & ~uint64_t(page_ - 1);
+        if (b > a) {
+            if (!populate(base + (a - start), size_t(b - a), true)) return done;
+            done += size_t(b - a);
+        }
+        pos = std::max<uint64_t>(seg_end, pos + page_);
+    }
+    if (done) Stats::global().prefaults.add(1);
+    return done;
+}
+
+bool FileMap::claim_prefault(uint64_t offset, bool for_write) {
+    if (opts_.prefault_bytes == 0 || (for_write && !writable_) ||
+        !g_populate_available.load(std::memory_order_relaxed))
+        return false;
+    const size_t index = size_t(offset / opts_.chunk_size);
+    if (index >= opts_.max_chunks) return false;
+    // Chunk objects live as long as the map (recycled, never freed), so a stale pointer is safe
+    // to look at; a claim on a chunk being retired only prefaults its successor.
+    Chunk* c = slots_[index].chunk.load(std::memory_order_acquire);
+    if (!c) return false;
+    const uint8_t want = for_write ? 2 : 1;
+    uint8_t have = c->prefaulted.load(std::memory_order_relaxed);
+    while (have < want)
+        if (c->prefaulted.compare_exchange_weak(have, want, std::memory_order_relaxed)) return true;
+    return false;
+}
+
+void FileMap::touch_mtime() {
+    const struct timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+    (void)::futimens(fd_, times);
+}
+
+uint64_t FileMap::mapped_bytes() const {
+    std::lock_guard lk(mu_);
+    uint64_t n = 0;
+    for (size_t i = 0; i < opts_.max_chunks; ++i)
+        if (Chunk* c = slots_[i].chunk.load()) n += c->length.load(std::memory_order_relaxed);
+    return n;
+}
+
 // ---- MapRegistry
+
+namespace {
+
+struct RegistryKey {
+    uint64_t device, inode;
+    bool operator==(const RegistryKey&) const = default;
+};
+struct RegistryKeyHash {
+    size_t operator()(const RegistryKey& k) const {
+        return std::hash<uint64_t>()(k.inode * 0x9E3779B97F4A7C15ull ^ k.device);
+    }
+};
+
+using Victims = std::vector<std::shared_ptr<FileMap>>;
+
+}  // namespace
+
+struct MapRegistry::State {
+    struct Entry {
+        std::weak_ptr<FileMap> active;    // the opens' reference (a Lease), while the file is open
+        std::shared_ptr<FileMap> cached;  // the file is closed and its map kept
+        FileStamp stamp;                  // the file at the cached map's last close
+        uint64_t bytes = 0;               // mapped bytes of `cached`
+        std::list<RegistryKey>::iterator lru;
+        bool forgotten = false;  // unlinked or replaced while in use: not cached at its close
+    };
+
+    std::mutex mu;
+    MapCacheLimits limits;
+    std::unordered_map<RegistryKey, Entry, RegistryKeyHash> entries;
+    std::list<RegistryKey> lru;  // keys of the cached maps, most recently closed first
+    uint64_t bytes = 0;          // mapped bytes of the cached maps
+
+    // Under mu. The cached map of `e` leaves the cache (into `victims`, destroyed by the caller
+    // after mu is released: unmapping is not done under the registry's lock).
+    void uncache(Entry& e, Victims& victims) {
+        if (!e.cached) return;
+        lru.erase(e.lru);
+        bytes -= e.bytes;
+        e.bytes = 0;
+        victims.push_back(std::move(e.cached));
+        e.cached.reset();
+    }
+    // Under mu. Forgets `it` when nothing is left of it.
+    void erase_if_unused(decltype(entries)::iterator it) {
+        if (!it->second.cached && it->second.active.expired()) entries.erase(it);
+    }
+    // Under mu. Least recently closed first, until the cache fits its limits.
+    void evict(Victims& victims) {
+        while (!lru.empty() && (lru.size() > limits.max_files || bytes > limits.max_bytes)) {
+            auto it = entries.find(lru.back());
+            uncache(it->second, victims);
+            erase_if_unused(it);
+        }
+    }
+    void closed(const RegistryKey& key, std::shared_ptr<FileMap> map);
+};
+
+namespace {
+
+// What the opens of a file hold (through an aliasing shared_ptr<FileMap>): when the last one
+// goes, the map goes back to the registry, which caches or drops it.
+struct Lease {
+    std::shared_ptr<MapRegistry::State> state;
+    RegistryKey key;
+    std::shared_ptr<FileMap> map;
+    ~Lease() { state->closed(key, std::move(map)); }
+};
+
+}  // namespace
+
+void MapRegistry::State::closed(const RegistryKey& key, std::shared_ptr<FileMap> map) {
+    Victims victims;  // declared before the lock: destroyed after it is released
+    // CLOSE persisted the open's writes already; an open that ended without CLOSE (session or
+    // connection teardown) relied on the map's destruction for that, which a cached map
+    // postpones: persist here, as that destruction did. A map that cannot persist is dropped
+    // (its destructor tries once more).
+    const bool persisted = !map->dirty() || map->persist();
+    const std::optional<FileStamp> st = persisted ? map->stamp() : std::nullopt;
+    const uint64_t mapped = map->mapped_bytes();
+    std::lock_guard lk(mu);
+    auto it = entries.find(key);
+    if (it == entries.end()) {
+        victims.push_back(std::move(map));
+        return;
+    }
+    Entry& e = it->second;
+    // Not kept: a deleted file (its blocks stay allocated while mapped), nothing mapped, a newer
+    // map of the file in use or cached already (an open raced with this close).
+    const bool keep = st && st->nlink > 0 && !e.forgotten && mapped > 0 && limits.max_files > 0 &&
+                      mapped <= limits.max_bytes && !e.cached && e.active.expired();
+    if (!keep) {
+        victims.push_back(std::move(map));
+        erase_if_unused(it);
+        return;
+    }
+    e.cached = std::move(map);
+    e.stamp = *st;
+    e.bytes = mapped;
+    lru.push_front(key);
+    e.lru = lru.begin();
+    bytes += mapped;
+    evict(victims);
+}
+
+MapRegistry::MapRegistry(MapCacheLimits limits) : state_(std::make_shared<State>()) {
+    state_->limits = limits;
+}
+
+MapRegistry::~MapRegistry() {
+    // Opens may outlive the registry (their references keep its state): nothing is cached any
+    // more, and the cached maps go now.
+    set_cache_limits(MapCacheLimits{0, 0});
+}
+
+void MapRegistry::set_cache_limits(MapCacheLimits limits) {
+    Victims victims;
+    std::lock_guard lk(state_->mu);
+    state_->limits = limits;
+    state_->evict(victims);
+}
 
 std::shared_ptr<FileMap> MapRegistry::acquire(uint64_t device, uint64_t inode, int fd,
                                               const MapOptions& options) {
-    std::lock_guard lk(mu_);
-    auto& weak = maps_[Key{device, inode}];
-    if (auto m = weak.lock()) return m;
-    auto m = FileMap::create(fd, options);
-    weak = m;
-    // Forget files whose maps are gone, so the table stays as large as the open files.
-    if (maps_.size() > 64 && maps_.size() % 64 == 0)
-        std::erase_if(maps_, [](const auto& kv) { return kv.second.expired(); });
-    return m;
+    Victims victims;  // destroyed after the lock is released
+    State& st = *state_;
+    const RegistryKey key{device, inode};
+    std::lock_guard lk(st.mu);
+    auto it = st.entries.try_emplace(key).first;
+    State::Entry& e = it->second;
+    if (auto m = e.active.lock()) return m;
+
+    std::shared_ptr<FileMap> map;
+    if (e.cached) {
+        // A cached map serves the file only as it was at its last close: the same inode, still
+        // linked, and no write or truncation since by anyone (size, mtime, ctime); the same
+        // options (the file reached through another share); and writable when this open is.
+        const FileStamp closed_as = e.stamp;
+        map = e.cached;
+        st.uncache(e, victims);
+        victims.pop_back();  // `map` holds it; only a rejected one goes to the victims
+        const std::optional<FileStamp> now = FileStamp::of(fd);
+        const std::optional<FileStamp> own = map->stamp();
+        const int flags = ::fcntl(fd, F_GETFL);
+        const bool rdwr = flags >= 0 && (flags & O_ACCMODE) == O_RDWR;
+        const bool valid = now && own && own->nlink > 0 && own->same_file(*now) &&
+                           closed_as.unchanged(*now) && map->options() == options &&
+                           (map->writable() || !rdwr);
+        if (valid) {
+            Stats::global().map_cache_hits.add(1);
+        } else {
+            victims.push_back(std::move(map));
+            map.reset();
+        }
+    }
+    if (!map) map = FileMap::create(fd, options);
+    if (!map) {
+        st.erase_if_unused(it);
+        return nullptr;
+    }
+    // Built in place: a temporary Lease would report a close when destroyed.
+    std::shared_ptr<Lease> lease(new Lease{state_, key, map});
+    std::shared_ptr<FileMap> handle(lease, map.get());
+    e.active = handle;
+    e.forgotten = false;
+    return handle;
 }
 
 std::shared_ptr<FileMap> MapRegistry::find(uint64_t device, uint64_t inode) {
-    std::lock_guard lk(mu_);
-    auto it = maps_.find(Key{device, inode});
-    return it == maps_.end() ? nullptr : it->second.lock();
+    std::lock_guard lk(state_->mu);
+    auto it = state_->entries.find(RegistryKey{device, inode});
+    return it == state_->entries.end() ? nullptr : it->second.active.lock();
 }
 
 size_t MapRegistry::size() {
-    std::lock_guard lk(mu_);
-    std::erase_if(maps_, [](const auto& kv) { return kv.second.expired(); });
-    return maps_.size();
+    std::lock_guard lk(state_->mu);
+    size_t n = 0;
+    for (const auto& [key, e] : state_->entries)
+        n += !e.active.expired();
+    return n;
+}
+
+size_t MapRegistry::cached_files() {
+    std::lock_guard lk(state_->mu);
+    return state_->lru.size();
+}
+
+uint64_t MapRegistry::cached_bytes() {
+    std::lock_guard lk(state_->mu);
+    return state_->bytes;
+}
+
+void MapRegistry::forget(uint64_t device, uint64_t inode) {
+    Victims victims;
+    std::lock_guard lk(state_->mu);
+    auto it = state_->entries.find(RegistryKey{device, inode});
+    if (it == state_->entries.end()) return;
+    it->second.forgotten = true;
+    state_->uncache(it->second, victims);
+    state_->erase_if_unused(it);
+}
+
+void MapRegistry::sweep() {
+    Victims victims;
+    std::lock_guard lk(state_->mu);
+    for (auto k = state_->lru.begin(); k != state_->lru.end();) {
+        auto it = state_->entries.find(*k++);  // uncache() erases the current list node
+        const std::optional<FileStamp> own = it->second.cached->stamp();
+        if (own && own->nlink > 0) continue;
+        state_->uncache(it->second, victims);
+        state_->erase_if_unused(it);
+    }
 }
 
 }  // namespace daxsmbd::dax

@@ -51,6 +51,33 @@ struct MapOptions {
     // false: any file, mapped page-granular (tests on ordinary file systems).
     bool require_sync = true;
     FlushKind flush = FlushKind::Clflush;  // a resolved kind (dax/flush.h)
+    // prefault(): bytes from the start of a chunk whose page tables are populated ahead of the
+    // I/O ("dax prefault"; 0 = none). Bounded because populating costs the same kernel work as
+    // the faults it saves (for 4 KiB pages about 2 us each under a VM, 16384 of them per 64 MiB)
+    // and page-table memory (128 KiB per 64 MiB), while a large file may be used only in a small
+    // part: what lies beyond faults on first touch as before.
+    size_t prefault_bytes = size_t(64) << 20;
+
+    bool operator==(const MapOptions&) const = default;
+};
+
+// The identity and change marks of a file as statx reports them: a cached FileMap
+// (MapRegistry) is reused at a reopen only when the file is still the same one and nothing
+// changed it since its last close (size, mtime, ctime: any write or truncation, through this
+// server or not, moves them).
+struct FileStamp {
+    uint64_t device = 0;  // makedev(stx_dev_major, stx_dev_minor)
+    uint64_t inode = 0;
+    uint64_t size = 0;
+    int64_t mtime_ns = 0;
+    int64_t ctime_ns = 0;
+    uint32_t nlink = 0;
+
+    static std::optional<FileStamp> of(int fd);
+    bool same_file(const FileStamp& o) const { return device == o.device && inode == o.inode; }
+    bool unchanged(const FileStamp& o) const {
+        return same_file(o) && size == o.size && mtime_ns == o.mtime_ns && ctime_ns == o.ctime_ns;
+    }
 };
 
 class FileMap;
@@ -116,12 +143,35 @@ class FileMap {
     // FLUSH/CLOSE: makes every write so far durable. False when some range could not be flushed
     // (the mapping went away with a media error): the caller then falls back to fsync.
     bool persist();
+    // Some write without write-through is not persisted yet.
+    bool dirty() const;
 
     // The file was truncated (or set) to `new_size` by someone using this server: drops the
     // mappings that cover anything at or past it. Call after the ftruncate.
     void truncated(uint64_t new_size);
     // Something outside this FileMap changed the file: drop every mapping; re-read the size.
     void invalidate();
+
+    // Populates the page tables of the chunk holding `offset`, from the chunk's start up to
+    // options().prefault_bytes (and the mappable end), mapping the chunk if needed:
+    // MADV_POPULATE_WRITE (for_write; only the file's data ranges, holes stay holes) or
+    // MADV_POPULATE_READ (Linux >= 5.14; older kernels: nothing happens). Data is not changed.
+    // Blocking (the kernel work of every fault it saves): run it off the event loop. Returns
+    // the bytes populated.
+    size_t prefault(uint64_t offset, bool for_write);
+    // True for the one caller that should run prefault(offset, for_write) for the current
+    // mapping of offset's chunk (a remapped chunk starts over; a write prefault also follows a
+    // read one, because read-populated pages still fault at their first write). Lock-free.
+    bool claim_prefault(uint64_t offset, bool for_write);
+
+    // A WRITE through the mapping changes no timestamp once the page is mapped writable (only
+    // the first write fault of a page does): sets the file's mtime (and ctime) to now, as a
+    // write(2) would.
+    void touch_mtime();
+    // statx of the map's own descriptor (MapRegistry's validation).
+    std::optional<FileStamp> stamp() const { return FileStamp::of(fd_); }
+    // Bytes currently mapped (all chunks): what the map cache's size bound counts.
+    uint64_t mapped_bytes() const;
 
     uint64_t size() const { return size_.load(std::memory_order_acquire); }
     bool writable() const { return writable_; }
@@ -162,27 +212,49 @@ class FileMap {
     std::vector<Chunk*> free_chunks_;
 };
 
-// FileMaps by file: every open of one file gets the same map (CREATE); the registry holds them
-// weakly, so the map goes with the file's last open.
+// How many closed files keep their maps ("dax map cache files", "dax map cache size").
+struct MapCacheLimits {
+    size_t max_files = 64;                    // 0: no cache, a map goes with its file's last open
+    uint64_t max_bytes = uint64_t(16) << 30;  // mapped bytes of the cached maps, in total
+};
+
+// FileMaps by file: every open of one file gets the same map (CREATE). When the file's last open
+// goes, its map is persisted (the writes without write-through made durable, as at CLOSE) and
+// kept, with its page tables, in a bounded LRU cache of closed files, so that the next open of
+// the file finds its pages mapped instead of faulting each one again. A cached map is reused
+// only when the file is unchanged since (FileStamp: same inode, size, mtime and ctime); a file
+// changed by anyone else gets a new map. The cache never holds a deleted file for long: a map
+// whose file has no link left is not cached, forget() drops one at once (this server deleted or
+// replaced the file), and sweep() drops those whose file was deleted by someone else.
 class MapRegistry {
   public:
+    explicit MapRegistry(MapCacheLimits limits = {});
+    ~MapRegistry();
+    MapRegistry(const MapRegistry&) = delete;
+    MapRegistry& operator=(const MapRegistry&) = delete;
+
+    void set_cache_limits(MapCacheLimits limits);  // evicts what no longer fits
+
+    // The map of file (device, inode) for a new open with descriptor `fd`: the one in use, a
+    // cached one that is still valid, or a new one (nullptr: not mappable). Blocking (statx,
+    // maybe mapping work): call it off the event loop.
     std::shared_ptr<FileMap> acquire(uint64_t device, uint64_t inode, int fd,
                                      const MapOptions& options);
-    std::shared_ptr<FileMap> find(uint64_t device, uint64_t inode);
-    size_t size();
+    std::shared_ptr<FileMap> find(uint64_t device, uint64_t inode);  // in use by an open
+    size_t size();                                                   // files in use
+    size_t cached_files();                                           // closed files kept
+    uint64_t cached_bytes();
+    // This server unlinked or replaced the file: its cached map goes now (it holds the inode,
+    // and so its blocks, while it lives), and a map in use is not cached at its last close.
+    void forget(uint64_t device, uint64_t inode);
+    // Drops the cached maps of files that lost their last link (deleted outside this server).
+    // A few statx calls per cached map: call it off the event loop, now and then.
+    void sweep();
+
+    struct State;  // shared with the opens' references (the cache outlives no one)
 
   private:
-    struct Key {
-        uint64_t device, inode;
-        bool operator==(const Key&) const = default;
-    };
-    struct KeyHash {
-        size_t operator()(const Key& k) const {
-            return std::hash<uint64_t>()(k.inode * 0x9E3779B97F4A7C15ull ^ k.device);
-        }
-    };
-    std::mutex mu_;
-    std::unordered_map<Key, std::weak_ptr<FileMap>, KeyHash> maps_;
+    std::shared_ptr<State> state_;
 };
 
 }  // namespace daxsmbd::dax

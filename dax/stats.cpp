@@ -7,7 +7,9 @@ std::string StatsSnapshot::to_string() const {
            " writes=" + std::to_string(writes) + " write_bytes=" + std::to_string(write_bytes) +
            " persists=" + std::to_string(persists) + " fallbacks=" + std::to_string(fallbacks) +
            " media_errors=" + std::to_string(media_errors) + " maps=" + std::to_string(maps) +
-           " unmaps=" + std::to_string(unmaps) + " extends=" + std::to_string(extends);
+           " unmaps=" + std::to_string(unmaps) + " extends=" + std::to_string(extends) +
+           " prefaults=" + std::to_string(prefaults) +
+           " map_cache_hits=" + std::to_string(map_cache_hits);
 }
 
 Stats& Stats::global() {
@@ -27,6 +29,8 @@ StatsSnapshot Stats::snapshot() const {
     s.maps = maps.sum();
     s.unmaps = unmaps.sum();
     s.extends = extends.sum();
+    s.prefaults = prefaults.sum();
+    s.map_cache_hits = map_cache_hits.sum();
     return s;
 }
 

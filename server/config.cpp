@@ -491,6 +491,18 @@ const GlobalKey kGlobalKeys[] = {
          st.message_size_line = line;
          return std::nullopt;
      }},
+    {"daxmapcachefiles",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         return set_uint(st.cfg.global.dax_map_cache_files, key, v, 0, 65536);
+     }},
+    {"daxmapcachesize",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto n = parse_size(v);
+         if (!n || *n > (uint64_t(1) << 40))
+             return bad_value(key, v, "a size up to 1024G (k/M/G suffixes)");
+         st.cfg.global.dax_map_cache_bytes = *n;
+         return std::nullopt;
+     }},
     {"maxcompoundlength",
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          return set_uint(st.cfg.global.max_compound_length, key, v, 1, 1024);
@@ -628,6 +640,14 @@ const ShareKey kShareKeys[] = {
          auto k = dax::parse_flush_kind(lower(trim(v)));
          if (!k) return bad_value(key, v, "auto, clwb, clflushopt, clflush or ntstore");
          sh.dax_flush = *k;
+         return std::nullopt;
+     }},
+    {"daxprefault",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         auto n = parse_size(v);
+         if (!n || *n > (uint64_t(1) << 30))
+             return bad_value(key, v, "a size up to 1G (0: no prefault)");
+         sh.dax_prefault = size_t(*n);
          return std::nullopt;
      }},
     {"smbencrypt",

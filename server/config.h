@@ -44,6 +44,9 @@ struct ShareConfig {
     // supports MAP_SYNC; on: the share does not start without it; off: never.
     dax::DaxMode dax = dax::DaxMode::Auto;
     dax::FlushKind dax_flush = dax::FlushKind::Auto;  // "dax flush": the cache flush instruction
+    // "dax prefault": bytes from the start of a file's mapping (per 1 GiB chunk) whose page
+    // tables are populated off the event loop when the mapping is first used (dax::MapOptions).
+    size_t dax_prefault = size_t(64) << 20;
     // "smb encrypt" / "server smb encrypt" of this share; unset = the [global] value.
     std::optional<EncryptPolicy> encrypt;
     // Block path (server/io): "direct io" opens data files a second time with O_DIRECT for
@@ -97,6 +100,12 @@ struct GlobalConfig {
     uint64_t max_bytes_in_flight = 32u << 20;
     uint32_t max_message_size = 0;      // "max message size" (bytes); 0 = max io size + 1 MiB
     unsigned max_compound_length = 64;  // "max compound length": elements in one message
+
+    // DAX map cache (dax::MapRegistry): closed files whose mappings (page tables) are kept for
+    // their next open, at most this many ("dax map cache files", 0 = none) and this many mapped
+    // bytes in total ("dax map cache size").
+    unsigned dax_map_cache_files = 64;
+    uint64_t dax_map_cache_bytes = uint64_t(16) << 30;
 
     // Authentication methods ("server auth methods"): what the NEGOTIATE response offers and
     // SESSION_SETUP accepts. Default: Kerberos when a keytab is configured, and NTLM.

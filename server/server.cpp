@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/v6_only.hpp>
@@ -13,9 +14,14 @@
 #include "server/io/block_path.h"
 #include "server/io/uring_engine.h"
 #include "server/log.h"
+#include "server/state/file_table.h"
 #include "server/vfs/share_root.h"
 
 namespace daxsmbd::server {
+
+// How often the DAX map cache looks for files deleted outside this server (a cached map keeps
+// a deleted file's blocks allocated): a few statx calls per cached map, on the blocking pool.
+constexpr std::chrono::seconds kDaxSweepInterval{10};
 
 static uint64_t now_filetime() {
     timespec ts;
@@ -51,6 +57,11 @@ Server::Server(Config config)
     : config_(std::move(config)),
       limits_(Limits::from(config_.global)),
       throttle_(throttle_settings(config_.global)) {
+    dax_maps.set_cache_limits(dax::MapCacheLimits{config_.global.dax_map_cache_files,
+                                                  config_.global.dax_map_cache_bytes});
+    // A file this server deletes or replaces leaves the map cache at once.
+    unlink_listener_ = FileTable::global().add_unlink_listener(
+        [this](const FileKey& k) { dax_maps.forget(k.device, k.inode); });
     std::random_device rd;
     for (auto& b : guid_)
         b = std::byte(rd());
@@ -58,10 +69,20 @@ Server::Server(Config config)
 }
 
 Server::~Server() {
+    FileTable::global().remove_unlink_listener(unlink_listener_);
     stop();
     for (auto& t : threads_)
         if (t.joinable()) t.join();
     pool_.join();
+}
+
+void Server::schedule_dax_sweep() {
+    dax_sweep_timer_->expires_after(kDaxSweepInterval);
+    dax_sweep_timer_->async_wait([this](const boost::system::error_code& ec) {
+        if (ec) return;
+        asio::post(pool_, [this] { dax_maps.sweep(); });
+        schedule_dax_sweep();
+    });
 }
 
 std::string Server::netbios_name() const {
@@ -110,6 +131,7 @@ bool Server::setup_dax(Share& s, std::string* error) {
     dax::MapOptions opts;
     opts.require_sync = true;
     opts.flush = *kind;
+    opts.prefault_bytes = sc.dax_prefault;
     s.dax = opts;
     dax::install_media_guard();
     log_info("share [", sc.name, "]: DAX active (MAP_SYNC",
@@ -330,6 +352,11 @@ void Server::end_session(Session& s) {
 }
 
 void Server::run() {
+    if (config_.global.dax_map_cache_files > 0 &&
+        std::any_of(shares_.begin(), shares_.end(), [](const auto& s) { return s->dax; })) {
+        dax_sweep_timer_ = std::make_unique<asio::steady_timer>(*loops_[0]);
+        schedule_dax_sweep();
+    }
     for (size_t i = 1; i < loops_.size(); ++i) {
         threads_.emplace_back([this, i] {
             auto guard = asio::make_work_guard(*loops_[i]);

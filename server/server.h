@@ -9,6 +9,7 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <map>
 #include <memory>
@@ -93,7 +94,9 @@ class Server {
 
     SessionTable sessions;
     OpenTable opens;
-    dax::MapRegistry dax_maps;  // one FileMap per open file on a DAX share
+    // One FileMap per open file on a DAX share, and those of recently closed files ("dax map
+    // cache files"/"dax map cache size"; swept for deleted files every kDaxSweepInterval).
+    dax::MapRegistry dax_maps;
     asio::thread_pool& pool() { return pool_; }
     // The io_uring engine of event loop `i` (tests look at its counters).
     io::Engine& engine(size_t i) { return *engines_.at(i); }
@@ -108,6 +111,7 @@ class Server {
 
   private:
     void accept_next(size_t listener);
+    void schedule_dax_sweep();
     void reload_users_if_changed();
     bool setup_dax(Share& share, std::string* error);
 
@@ -122,6 +126,8 @@ class Server {
     std::vector<std::unique_ptr<io::Engine>> engines_;
     std::vector<std::thread> threads_;
     std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
+    std::unique_ptr<asio::steady_timer> dax_sweep_timer_;  // on loop 0 (declared after loops_)
+    uint64_t unlink_listener_ = 0;                         // in FileTable::global()
     BackpressureStats backpressure_;
     std::atomic<size_t> next_loop_{0};
     std::atomic<uint64_t> next_connection_id_{1};

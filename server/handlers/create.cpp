@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -158,11 +159,13 @@ void abandon(FileTable& files, const std::shared_ptr<FileRegistration>& reg) {
 // The data path of a new file open (server/io/data_path.h: the block path, or the DAX path on a
 // DAX share), chosen here, off the loop: it may open the file a second time (O_DIRECT) or map
 // it. An overwrite/supersede truncated the file, which a mapping shared with other opens learns
-// here. Blocking.
-void attach_data_path(const Share& share, dax::MapRegistry& maps, CreateOutcome& r) {
+// here. The DAX path prefaults its mapping on the blocking `pool`. Blocking.
+void attach_data_path(const Share& share, dax::MapRegistry& maps, asio::thread_pool& pool,
+                      CreateOutcome& r) {
     Open& o = *r.open;
     if (o.is_directory) return;
-    o.data = io::open_data_path(share, o, maps);
+    o.data = io::open_data_path(
+        share, o, maps, [&pool](std::function<void()> job) { asio::post(pool, std::move(job)); });
     if (r.create_action == create_action::kOverwritten ||
         r.create_action == create_action::kSuperseded)
         o.data->truncated(uint64_t(r.info.end_of_file));
@@ -585,7 +588,7 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     p.oplock_break_file = &break_file;
     auto open_file = [&] {
         auto r = create_file(root, files, p);
-        if (r) attach_data_path(*share, ctx.server.dax_maps, *r);
+        if (r) attach_data_path(*share, ctx.server.dax_maps, ctx.server.pool(), *r);
         return r;
     };
     auto res = co_await ctx.blocking(open_file);

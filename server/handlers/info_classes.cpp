@@ -729,6 +729,7 @@ Result<std::string> rename_file(const vfs::ShareRoot& root, FileTable& files, co
     if (!replace_if_exists) return Error(NtStatus::ObjectNameCollision);
     DAX_CHECK(check_replaceable(files, ti));
     DAX_CHECK(vfs::rename_beneath(root, from, t.rp.rel, true));
+    files.file_unlinked(FileKey{ti.device, ti.file_id});  // the replaced file lost this name
     // Keep the client's spelling of the replaced name; if that fails the file keeps the old
     // spelling, which names it just as well on a case-insensitive share.
     if (t.rel != t.rp.rel && vfs::rename_beneath(root, t.rp.rel, t.rel, false)) return t.rel;
@@ -747,6 +748,7 @@ Status link_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& ke
         if (ti.device == key.device && ti.file_id == key.inode) return {};  // already a link
         DAX_CHECK(check_replaceable(files, ti));
         DAX_CHECK(vfs::unlink_beneath(root, t.rp.rel));
+        files.file_unlinked(FileKey{ti.device, ti.file_id});
     }
     DAX_TRY(auto src, vfs::open_parent_beneath(root, from_rel));
     DAX_TRY(auto dst, vfs::open_parent_beneath(root, t.rel));

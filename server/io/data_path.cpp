@@ -14,7 +14,7 @@ namespace daxsmbd::server::io {
 namespace am = protocol::access_mask;
 
 std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
-                                         dax::MapRegistry& maps) {
+                                         dax::MapRegistry& maps, BackgroundRunner background) {
     // An open that neither reads nor writes data (attributes, delete, rename: CREATE gives it an
     // O_PATH descriptor) gets a plain buffered block path: no O_DIRECT reopen (a descriptor with
     // data access it was not granted) and no mapping.
@@ -31,7 +31,8 @@ std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
     std::shared_ptr<DataPath> block = BlockDataPath::open(open.fd, o);
     if (!share.dax) return block;
 
-    // DAX share: the open joins its file's mapping, shared by all opens of the file.
+    // DAX share: the open joins its file's mapping, shared by all opens of the file (and kept
+    // for the next open after the last one closes, while the file stays unchanged).
     std::shared_ptr<dax::FileMap> map =
         maps.acquire(open.device, open.file_id, open.fd, *share.dax);
     if (!map) {
@@ -39,7 +40,7 @@ std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
                  "' (not a regular file or no usable descriptor)");
         return block;
     }
-    return std::make_shared<DaxDataPath>(std::move(map), std::move(block));
+    return std::make_shared<DaxDataPath>(std::move(map), std::move(block), std::move(background));
 }
 
 std::shared_ptr<DataPath> data_path_of(Open& open) {

@@ -20,6 +20,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -90,13 +91,17 @@ class DataPath {
     virtual void truncated(uint64_t /*new_size*/) {}
 };
 
+// Runs a job off the event loops (the server's blocking pool): the DAX path prefaults its
+// mappings through it.
+using BackgroundRunner = std::function<void(std::function<void()>)>;
+
 // Chooses and opens the data path of a new open of a regular file: the DAX path when the share
 // serves its files through DAX mappings (Share::dax) and the open reads or writes data, else
 // the block path with the share's options (a plain buffered one for an open without data
 // access). Blocking (statx, a second open, mapping): call it on
-// the blocking pool, as CREATE does.
+// the blocking pool, as CREATE does. Without `background` the DAX path does not prefault.
 std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
-                                         dax::MapRegistry& maps);
+                                         dax::MapRegistry& maps, BackgroundRunner background = {});
 
 // The data path of an open; an open that got none at CREATE (made by code other than CREATE)
 // gets a plain buffered block path on first use.

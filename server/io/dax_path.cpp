@@ -19,14 +19,25 @@ void log_fallback(const char* op, std::string_view path, uint64_t offset, const 
 
 }  // namespace
 
-DaxDataPath::DaxDataPath(std::shared_ptr<dax::FileMap> map, std::shared_ptr<DataPath> block)
-    : map_(std::move(map)), block_(std::move(block)) {}
+DaxDataPath::DaxDataPath(std::shared_ptr<dax::FileMap> map, std::shared_ptr<DataPath> block,
+                         BackgroundRunner background)
+    : map_(std::move(map)), block_(std::move(block)), background_(std::move(background)) {}
+
+void DaxDataPath::served_from_map(uint64_t offset, bool write) {
+    if (write && !wrote_.exchange(true, std::memory_order_relaxed)) map_->touch_mtime();
+    // One atomic load on the way; the populating runs once per chunk mapping, off the loop.
+    if (background_ && map_->claim_prefault(offset, write))
+        background_([map = map_, offset, write] { map->prefault(offset, write); });
+}
 
 asio::awaitable<Result<size_t>> DaxDataPath::read(Caller c, PoolBuffer& buf, size_t len,
                                                   uint64_t offset) {
     // A memory copy from the mapping, on the event loop (no system call to wait for).
     dax::IoResult d = map_->read(offset, std::span<std::byte>(buf.data(), len));
-    if (d.outcome == dax::IoOutcome::Done) co_return d.bytes;
+    if (d.outcome == dax::IoOutcome::Done) {
+        served_from_map(offset, false);
+        co_return d.bytes;
+    }
     if (d.outcome == dax::IoOutcome::MediaError) {
         log_error("DAX READ of '", c.path, "' at ", offset, ": ", d.why);
         co_return Error(NtStatus::UnexpectedIoError);
@@ -41,7 +52,10 @@ asio::awaitable<Result<size_t>> DaxDataPath::write(Caller c, protocol::Bytes dat
     // end of file, append-only opens and writes leaving a gap keep the block path.
     if (!mode.to_end_of_file && !mode.append_only && offset <= map_->size()) {
         dax::IoResult d = map_->write(offset, data, mode.write_through);
-        if (d.outcome == dax::IoOutcome::Done) co_return d.bytes;
+        if (d.outcome == dax::IoOutcome::Done) {
+            served_from_map(offset, true);
+            co_return d.bytes;
+        }
         if (d.outcome == dax::IoOutcome::MediaError) {
             log_error("DAX WRITE of '", c.path, "' at ", offset, ": ", d.why);
             co_return Error(NtStatus::UnexpectedIoError);
@@ -65,6 +79,7 @@ asio::awaitable<Result<uint64_t>> DaxDataPath::file_size(Caller c) {
 void DaxDataPath::on_close(std::string_view path) {
     // Writes without write-through are made durable at CLOSE at the latest.
     if (!map_->persist()) log_info("DAX CLOSE of '", path, "': some ranges could not be flushed");
+    if (wrote_.load(std::memory_order_relaxed)) map_->touch_mtime();
 }
 
 void DaxDataPath::truncated(uint64_t new_size) {

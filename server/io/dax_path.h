@@ -16,8 +16,17 @@
 //   - Durability: write-through writes are flushed before they complete (FileMap::write); other
 //     writes are made durable by FLUSH (persist, then the block path's fsync for what the
 //     fallbacks wrote and for metadata) and by CLOSE (persist).
+//   - Prefault: the first READ (WRITE) served from a chunk's new mapping has the page tables of
+//     the chunk's first bytes populated for reading (writing) on the blocking pool
+//     (FileMap::prefault), so later requests find their pages mapped instead of faulting on the
+//     loop. Populating for writing only after a write: it sets the file's mtime, as any write
+//     fault does, and opening a file must not.
+//   - Timestamps: a write into a page already mapped writable (the map may be warm from an
+//     earlier open) changes no timestamp, so the first WRITE of each open and its CLOSE set the
+//     mtime as write(2) would.
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "dax/mapping.h"
@@ -27,8 +36,10 @@ namespace daxsmbd::server::io {
 
 class DaxDataPath final : public DataPath {
   public:
-    // `block`: the open's block path, for everything the mapping does not serve.
-    DaxDataPath(std::shared_ptr<dax::FileMap> map, std::shared_ptr<DataPath> block);
+    // `block`: the open's block path, for everything the mapping does not serve; `background`:
+    // where prefaults run (none: no prefault).
+    DaxDataPath(std::shared_ptr<dax::FileMap> map, std::shared_ptr<DataPath> block,
+                BackgroundRunner background = {});
 
     std::string_view name() const override { return "dax"; }
     asio::awaitable<Result<size_t>> read(Caller c, PoolBuffer& buf, size_t len,
@@ -45,8 +56,12 @@ class DaxDataPath final : public DataPath {
     const std::shared_ptr<DataPath>& block() const { return block_; }
 
   private:
+    void served_from_map(uint64_t offset, bool write);
+
     std::shared_ptr<dax::FileMap> map_;
     std::shared_ptr<DataPath> block_;
+    BackgroundRunner background_;
+    std::atomic<bool> wrote_{false};  // a WRITE of this open went through the mapping
 };
 
 }  // namespace daxsmbd::server::io

@@ -302,6 +302,23 @@ size_t FileTable::open_count(const FileKey& key) const {
     return it == files_.end() ? 0 : it->second.opens.size();
 }
 
+uint64_t FileTable::add_unlink_listener(UnlinkListener listener) {
+    std::lock_guard lk(listeners_mu_);
+    unlink_listeners_.emplace_back(next_listener_, std::move(listener));
+    return next_listener_++;
+}
+
+void FileTable::remove_unlink_listener(uint64_t id) {
+    std::lock_guard lk(listeners_mu_);
+    std::erase_if(unlink_listeners_, [id](const auto& l) { return l.first == id; });
+}
+
+void FileTable::file_unlinked(const FileKey& key) {
+    std::lock_guard lk(listeners_mu_);
+    for (const auto& [id, listener] : unlink_listeners_)
+        listener(key);
+}
+
 size_t FileTable::file_count() const {
     std::lock_guard lk(mu_);
     return files_.size();
@@ -334,7 +351,7 @@ bool FileRegistration::release() {
         if (released_) return false;
         released_ = true;
     }
-    return table_.remove(key_, token_, [this](const std::string& path) {
+    const bool deleted = table_.remove(key_, token_, [this](const std::string& path) {
         if (!root_) return;
         auto st = delete_if_same_file(*root_, key_, path);
         if (!st)
@@ -342,6 +359,8 @@ bool FileRegistration::release() {
         else
             log_debug("deleted '", path, "' (delete on close)");
     });
+    if (deleted) table_.file_unlinked(key_);
+    return deleted;
 }
 
 }  // namespace daxsmbd::server

@@ -151,6 +151,15 @@ class FileTable {
     size_t open_count(const FileKey& key) const;
     size_t file_count() const;  // files with at least one open
 
+    // Files this server unlinked (the last close of a file whose delete was pending) or whose
+    // name it gave to another file (a rename or hard link replacing it): the listeners drop
+    // what they keep for closed files (the DAX map cache holds the inode, and so its blocks,
+    // while it lives). Listeners run on the thread that unlinked, under no table lock.
+    using UnlinkListener = std::function<void(const FileKey&)>;
+    uint64_t add_unlink_listener(UnlinkListener listener);
+    void remove_unlink_listener(uint64_t id);  // returns once no call of it is running
+    void file_unlinked(const FileKey& key);
+
   private:
     struct OpenRecord {
         Token token = 0;
@@ -175,6 +184,9 @@ class FileTable {
 
     mutable std::mutex mu_;
     std::unordered_map<FileKey, FileRecord, FileKeyHash> files_;
+    std::mutex listeners_mu_;
+    std::vector<std::pair<uint64_t, UnlinkListener>> unlink_listeners_;
+    uint64_t next_listener_ = 1;
     // LEVEL_II oplocks granted and not yet broken, so that a WRITE on a server without any
     // (the common case) does not take the table lock.
     std::atomic<size_t> level2_oplocks_{0};

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -457,6 +458,344 @@ TEST(DaxMap, ConcurrentReadersWritersAndTruncate) {
     }
     const auto after = Stats::global().snapshot();
     EXPECT_EQ(after.maps - before.maps, after.unmaps - before.unmaps);
+}
+
+// ---- prefault
+
+// Pages of [p, p + len) whose page-table entry is present (/proc/self/pagemap, bit 63); nullopt
+// when the file cannot be read.
+std::optional<size_t> present_pages(const void* p, size_t len) {
+    const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+    const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    size_t n = 0;
+    for (uintptr_t a = uintptr_t(p); a < uintptr_t(p) + len; a += page) {
+        uint64_t entry = 0;
+        if (::pread(fd, &entry, sizeof entry, off_t(a / page * sizeof entry)) != sizeof entry) {
+            ::close(fd);
+            return std::nullopt;
+        }
+        n += size_t(entry >> 63);
+    }
+    ::close(fd);
+    return n;
+}
+
+// prefault() populates the page tables of the chunk's first prefault_bytes, no more (the pages
+// far behind stay unmapped), for reading and for writing, and changes no byte of the file.
+TEST(DaxPrefault, PopulatesTheFirstBytesOfTheChunkWithoutChangingData) {
+    constexpr size_t kBig = size_t(16) << 20;
+    MapOptions o = test_options();
+    o.chunk_size = kBig;
+    o.prefault_bytes = kBig / 8;
+    TempFile f(kBig);
+    const auto data = pattern(kBig, 11);
+    ASSERT_EQ(::pwrite(f.fd(), data.data(), data.size(), 0), ssize_t(data.size()));
+    auto m = FileMap::create(f.fd(), o);
+    ASSERT_TRUE(m);
+    auto r = m->pin(0, kBig, false);  // maps the chunk; touches no page
+    ASSERT_TRUE(r);
+    const std::byte* base = r->bytes().data();
+    auto present = present_pages(base, kBig);
+    if (!present) GTEST_SKIP() << "no /proc/self/pagemap";
+    ASSERT_EQ(*present, 0u);
+
+    const auto before = Stats::global().snapshot();
+    const size_t n = m->prefault(0, false);
+    if (n == 0) GTEST_SKIP() << "madvise(MADV_POPULATE_READ) not available on this kernel";
+    EXPECT_EQ(n, kBig / 8);
+    EXPECT_EQ(Stats::global().snapshot().prefaults - before.prefaults, 1);
+    const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+    EXPECT_EQ(present_pages(base, kBig / 8), kBig / 8 / page);
+    // Fault-around (up to a whole large folio of the page cache) may map pages next to the
+    // range, never the second half of the chunk.
+    EXPECT_EQ(present_pages(base + kBig / 2, kBig / 2), 0u);
+
+    EXPECT_EQ(m->prefault(kBig / 4, true), kBig / 8);  // any offset: the chunk's first bytes
+    EXPECT_EQ(pread_all(f.fd(), 0, kBig), data);
+    std::vector<std::byte> got(kBig);
+    ASSERT_EQ(m->read(0, got).outcome, IoOutcome::Done);
+    EXPECT_EQ(got, data);
+    r->reset();
+
+    o.prefault_bytes = 0;  // "dax prefault = 0"
+    auto off = FileMap::create(f.fd(), o);
+    ASSERT_TRUE(off);
+    EXPECT_EQ(off->prefault(0, false), 0u);
+    ASSERT_EQ(off->read(0, got).outcome, IoOutcome::Done);
+    EXPECT_FALSE(off->claim_prefault(0, false));
+}
+
+// Populating for writing touches only the file's data: a sparse file keeps its holes (a write
+// fault on a hole would allocate it), and the data is unchanged.
+TEST(DaxPrefault, WritePrefaultLeavesHolesAlone) {
+    constexpr size_t kBig = size_t(4) << 20;
+    MapOptions o = test_options();
+    o.chunk_size = kBig;
+    o.prefault_bytes = kBig;
+    TempFile f(kBig);  // one hole
+    const auto data = pattern(64 * 1024, 13);
+    ASSERT_EQ(::pwrite(f.fd(), data.data(), data.size(), off_t(kBig / 4)), ssize_t(data.size()));
+    ASSERT_EQ(::fsync(f.fd()), 0);
+    struct stat before {};
+    ASSERT_EQ(::fstat(f.fd(), &before), 0);
+    auto m = FileMap::create(f.fd(), o);
+    ASSERT_TRUE(m);
+    const size_t n = m->prefault(0, true);
+    if (n == 0) GTEST_SKIP() << "madvise(MADV_POPULATE_WRITE) not available on this kernel";
+    EXPECT_EQ(n, data.size());
+    ASSERT_EQ(::fsync(f.fd()), 0);
+    struct stat after {};
+    ASSERT_EQ(::fstat(f.fd(), &after), 0);
+    EXPECT_EQ(after.st_blocks, before.st_blocks);
+    EXPECT_EQ(pread_all(f.fd(), kBig / 4, data.size()), data);
+    EXPECT_EQ(m->prefault(0, false), kBig);  // reading a hole allocates nothing
+    ASSERT_EQ(::fstat(f.fd(), &after), 0);
+    EXPECT_EQ(after.st_blocks, before.st_blocks);
+}
+
+// One claim per mapping and kind: read, then write (read-populated pages still fault at their
+// first write), then nothing; a chunk mapped anew is claimed again.
+TEST(DaxPrefault, ClaimedOncePerMappingAndKind) {
+    TempFile f(2 * kChunk);
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    EXPECT_FALSE(m->claim_prefault(0, false));  // nothing mapped yet
+    std::vector<std::byte> buf(4096);
+    ASSERT_EQ(m->read(0, buf).outcome, IoOutcome::Done);
+    EXPECT_TRUE(m->claim_prefault(0, false));
+    EXPECT_FALSE(m->claim_prefault(4096, false));
+    EXPECT_TRUE(m->claim_prefault(0, true));
+    EXPECT_FALSE(m->claim_prefault(0, true));
+    EXPECT_FALSE(m->claim_prefault(0, false));
+    EXPECT_FALSE(m->claim_prefault(kChunk, false));  // chunk 1 is not mapped
+    ASSERT_EQ(::ftruncate(f.fd(), 0), 0);
+    m->truncated(0);
+    ASSERT_EQ(::ftruncate(f.fd(), off_t(kChunk)), 0);
+    ASSERT_EQ(m->read(0, buf).outcome, IoOutcome::Done);
+    EXPECT_TRUE(m->claim_prefault(0, false));
+}
+
+// A write into an already writable page changes no timestamp; touch_mtime() does.
+TEST(DaxMap, TouchMtimeSetsTheModificationTime) {
+    TempFile f(kChunk);
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    const struct timespec old[2] = {{0, UTIME_OMIT}, {1000, 0}};
+    ASSERT_EQ(::futimens(f.fd(), old), 0);
+    m->touch_mtime();
+    struct stat st {};
+    ASSERT_EQ(::fstat(f.fd(), &st), 0);
+    EXPECT_GT(st.st_mtim.tv_sec, 1000);
+}
+
+// ---- the map cache (MapRegistry)
+
+struct FileIds {
+    uint64_t device = 0, inode = 0;
+};
+FileIds ids_of(int fd) {
+    struct stat st {};
+    EXPECT_EQ(::fstat(fd, &st), 0);
+    return {uint64_t(st.st_dev), uint64_t(st.st_ino)};
+}
+
+// An open of `f` that reads its first page, then closes.
+void use_and_close(MapRegistry& reg, const TempFile& f) {
+    const FileIds id = ids_of(f.fd());
+    auto m = reg.acquire(id.device, id.inode, f.fd(), test_options());
+    ASSERT_TRUE(m);
+    std::vector<std::byte> buf(4096);
+    ASSERT_EQ(m->read(0, buf).outcome, IoOutcome::Done);
+}
+
+// Whether a new open of `f` (its own descriptor) finds the cached map; the open reads its first
+// page and closes.
+bool reopen_finds_cached_map(MapRegistry& reg, const TempFile& f) {
+    const FileIds id = ids_of(f.fd());
+    const int fd = ::open(f.path().c_str(), O_RDWR | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    const auto before = Stats::global().snapshot().map_cache_hits;
+    auto m = reg.acquire(id.device, id.inode, fd, test_options());
+    EXPECT_TRUE(m);
+    const bool hit = Stats::global().snapshot().map_cache_hits - before == 1;
+    EXPECT_EQ(hit, m && m->live_chunks() > 0);  // a cached map comes with its mappings
+    std::vector<std::byte> buf(4096);
+    if (m) {
+        EXPECT_EQ(m->read(0, buf).outcome, IoOutcome::Done);  // used: cached at its close
+    }
+    m.reset();
+    ::close(fd);
+    return hit;
+}
+
+// The last close keeps the map with its mappings, persisted; the next open gets it back and
+// maps nothing anew.
+TEST(DaxMapCache, ClosedFilesMapIsReusedByTheNextOpen) {
+    TempFile f(4 * kChunk);
+    MapRegistry reg(MapCacheLimits{4, uint64_t(1) << 30});
+    const FileIds id = ids_of(f.fd());
+    const auto data = pattern(4096, 9);
+    std::vector<std::byte> buf(4096);
+    {
+        auto m = reg.acquire(id.device, id.inode, f.fd(), test_options());
+        ASSERT_TRUE(m);
+        ASSERT_EQ(m->write(kChunk, data, false).outcome, IoOutcome::Done);
+        ASSERT_EQ(m->read(3 * kChunk, buf).outcome, IoOutcome::Done);
+        EXPECT_TRUE(m->dirty());  // no CLOSE persisted it (a connection teardown)
+    }
+    EXPECT_EQ(reg.size(), 0u);
+    EXPECT_EQ(reg.cached_files(), 1u);
+    EXPECT_EQ(reg.cached_bytes(), 2 * kChunk);
+
+    const auto before = Stats::global().snapshot();
+    const int fd = ::open(f.path().c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    auto m = reg.acquire(id.device, id.inode, fd, test_options());
+    ASSERT_TRUE(m);
+    EXPECT_FALSE(m->dirty()) << "persisted at the last close";
+    EXPECT_EQ(m->live_chunks(), 2u);
+    EXPECT_EQ(reg.cached_files(), 0u);  // in use again
+    EXPECT_EQ(reg.find(id.device, id.inode), m);
+    ASSERT_EQ(m->read(kChunk, buf).outcome, IoOutcome::Done);
+    EXPECT_EQ(buf, data);
+    ASSERT_EQ(m->read(3 * kChunk, buf).outcome, IoOutcome::Done);
+    const auto after = Stats::global().snapshot();
+    EXPECT_EQ(after.maps, before.maps);
+    EXPECT_EQ(after.map_cache_hits - before.map_cache_hits, 1);
+    m.reset();
+    ::close(fd);
+    EXPECT_EQ(reg.cached_files(), 1u);
+}
+
+// A file written, truncated or touched by someone else since its last close gets a new map,
+// which sees the new contents and size.
+TEST(DaxMapCache, AFileChangedOutsideGetsANewMap) {
+    enum Change { GrowingWrite, Shrink, MtimeOnly };
+    for (Change change : {GrowingWrite, Shrink, MtimeOnly}) {
+        SCOPED_TRACE(int(change));
+        TempFile f(2 * kChunk);
+        MapRegistry reg;
+        use_and_close(reg, f);
+        ASSERT_EQ(reg.cached_files(), 1u);
+        const auto data = pattern(4096, 12);
+        uint64_t size = 2 * kChunk;
+        switch (change) {
+            case GrowingWrite:
+                ASSERT_EQ(::pwrite(f.fd(), data.data(), data.size(), off_t(size)), 4096);
+                size += 4096;
+                break;
+            case Shrink:
+                size = kChunk;
+                ASSERT_EQ(::ftruncate(f.fd(), off_t(size)), 0);
+                break;
+            case MtimeOnly: {
+                const struct timespec t[2] = {{0, UTIME_OMIT}, {1000, 0}};
+                ASSERT_EQ(::futimens(f.fd(), t), 0);
+                break;
+            }
+        }
+        const FileIds id = ids_of(f.fd());
+        const auto before = Stats::global().snapshot();
+        auto m = reg.acquire(id.device, id.inode, f.fd(), test_options());
+        ASSERT_TRUE(m);
+        EXPECT_EQ(Stats::global().snapshot().map_cache_hits, before.map_cache_hits);
+        EXPECT_EQ(m->live_chunks(), 0u);
+        EXPECT_EQ(m->size(), size);
+        if (change == GrowingWrite) {
+            std::vector<std::byte> got(4096);
+            ASSERT_EQ(m->read(2 * kChunk, got).outcome, IoOutcome::Done);
+            EXPECT_EQ(got, data);
+        }
+    }
+}
+
+// A cached map holds its inode (and its blocks): deleting the file drops it, whoever deletes.
+TEST(DaxMapCache, ADeletedFileLeavesTheCache) {
+    MapRegistry reg;
+    {  // deleted outside this server: the next sweep drops it
+        TempFile f(kChunk);
+        use_and_close(reg, f);
+        ASSERT_EQ(reg.cached_files(), 1u);
+        reg.sweep();
+        EXPECT_EQ(reg.cached_files(), 1u);  // still linked
+        ASSERT_EQ(::unlink(f.path().c_str()), 0);
+        reg.sweep();
+        EXPECT_EQ(reg.cached_files(), 0u);
+    }
+    {  // deleted by this server (FileTable's unlink listener): forget() drops it at once
+        TempFile f(kChunk);
+        use_and_close(reg, f);
+        ASSERT_EQ(reg.cached_files(), 1u);
+        const FileIds id = ids_of(f.fd());
+        reg.forget(id.device, id.inode);
+        EXPECT_EQ(reg.cached_files(), 0u);
+        EXPECT_EQ(reg.cached_bytes(), 0u);
+    }
+    {  // deleted while open: not cached at the last close
+        TempFile f(kChunk);
+        const FileIds id = ids_of(f.fd());
+        auto m = reg.acquire(id.device, id.inode, f.fd(), test_options());
+        ASSERT_TRUE(m);
+        std::vector<std::byte> buf(4096);
+        ASSERT_EQ(m->read(0, buf).outcome, IoOutcome::Done);
+        ASSERT_EQ(::unlink(f.path().c_str()), 0);
+        m.reset();
+        EXPECT_EQ(reg.cached_files(), 0u);
+    }
+    {  // forgotten while open (replaced by a rename): not cached at the last close either
+        TempFile f(kChunk);
+        const FileIds id = ids_of(f.fd());
+        auto m = reg.acquire(id.device, id.inode, f.fd(), test_options());
+        ASSERT_TRUE(m);
+        std::vector<std::byte> buf(4096);
+        ASSERT_EQ(m->read(0, buf).outcome, IoOutcome::Done);
+        reg.forget(id.device, id.inode);
+        m.reset();
+        EXPECT_EQ(reg.cached_files(), 0u);
+    }
+}
+
+// The cache keeps the most recently closed files within its count and byte limits.
+TEST(DaxMapCache, LeastRecentlyClosedGoFirst) {
+    TempFile a(kChunk), b(kChunk), c(kChunk);
+    {
+        MapRegistry reg(MapCacheLimits{2, uint64_t(1) << 30});
+        use_and_close(reg, a);
+        use_and_close(reg, b);
+        use_and_close(reg, c);
+        EXPECT_EQ(reg.cached_files(), 2u);
+        EXPECT_FALSE(reopen_finds_cached_map(reg, a));  // evicted
+        // a's new map is cached at its close and evicts b, the least recently closed now.
+        EXPECT_TRUE(reopen_finds_cached_map(reg, c));
+        EXPECT_FALSE(reopen_finds_cached_map(reg, b));
+        EXPECT_EQ(reg.cached_files(), 2u);
+        reg.set_cache_limits(MapCacheLimits{0, 0});
+        EXPECT_EQ(reg.cached_files(), 0u);
+    }
+    {
+        MapRegistry reg(MapCacheLimits{10, 2 * kChunk});
+        use_and_close(reg, a);
+        use_and_close(reg, b);
+        use_and_close(reg, c);
+        EXPECT_EQ(reg.cached_files(), 2u);
+        EXPECT_EQ(reg.cached_bytes(), 2 * kChunk);
+        // A map larger than the whole cache is not kept (and evicts nothing).
+        TempFile big(3 * kChunk);
+        const FileIds id = ids_of(big.fd());
+        auto m = reg.acquire(id.device, id.inode, big.fd(), test_options());
+        ASSERT_TRUE(m);
+        std::vector<std::byte> buf(3 * kChunk);
+        ASSERT_EQ(m->read(0, buf).outcome, IoOutcome::Done);
+        m.reset();
+        EXPECT_EQ(reg.cached_files(), 2u);
+        EXPECT_TRUE(reopen_finds_cached_map(reg, c));
+    }
+    {
+        MapRegistry reg(MapCacheLimits{0, uint64_t(1) << 30});  // "dax map cache files = 0"
+        use_and_close(reg, a);
+        EXPECT_EQ(reg.cached_files(), 0u);
+    }
 }
 
 }  // namespace

@@ -199,6 +199,26 @@ TEST(Config, DaxKeys) {
     EXPECT_NE(parse_err("[global]\ndax = on\n"), "");  // a share key
 }
 
+TEST(Config, DaxMapCacheAndPrefaultKeys) {
+    Config d = parse_ok("[s]\npath=/x\n");
+    EXPECT_EQ(d.global.dax_map_cache_files, 64u);
+    EXPECT_EQ(d.global.dax_map_cache_bytes, uint64_t(16) << 30);
+    EXPECT_EQ(d.shares[0].dax_prefault, size_t(64) << 20);
+    Config c = parse_ok(
+        "[global]\ndax map cache files = 0\ndax map cache size = 512M\n"
+        "[a]\npath=/x\ndax prefault = 0\n[b]\npath=/y\nDaxPrefault = 2m\n");
+    EXPECT_EQ(c.global.dax_map_cache_files, 0u);
+    EXPECT_EQ(c.global.dax_map_cache_bytes, uint64_t(512) << 20);
+    EXPECT_EQ(c.shares[0].dax_prefault, 0u);
+    EXPECT_EQ(c.shares[1].dax_prefault, size_t(2) << 20);
+    EXPECT_NE(parse_err("[global]\ndax map cache files = many\n").find("t.conf:2"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\ndax map cache size = 2T\n"), "");
+    EXPECT_NE(parse_err("[s]\npath=/x\ndax prefault = 2G\n").find("up to 1G"), std::string::npos);
+    EXPECT_NE(parse_err("[s]\npath=/x\ndax map cache files = 1\n"), "");  // a [global] key
+    EXPECT_NE(parse_err("[global]\ndax prefault = 1M\n"), "");            // a share key
+}
+
 TEST(Config, AioWriteSize) {
     EXPECT_EQ(parse_ok("[s]\npath=/x\n").shares[0].aio_write_size, 64u * 1024);
     Config c = parse_ok("[a]\npath=/x\naio write size = 16k\n[b]\npath=/y\naio write size = 0\n");
@@ -442,6 +462,8 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.global.max_async_per_connection, d.max_async_per_connection);
     EXPECT_EQ(c.global.max_message_size, d.max_message_size);
     EXPECT_EQ(c.global.max_compound_length, d.max_compound_length);
+    EXPECT_EQ(c.global.dax_map_cache_files, d.dax_map_cache_files);
+    EXPECT_EQ(c.global.dax_map_cache_bytes, d.dax_map_cache_bytes);
     EXPECT_EQ(c.global.guest_ok, d.guest_ok);
     EXPECT_EQ(c.global.auth_kerberos, d.auth_kerberos);
     EXPECT_EQ(c.global.auth_ntlm, d.auth_ntlm);
@@ -458,6 +480,7 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.shares[0].case_sensitive, ds.case_sensitive);
     EXPECT_EQ(c.shares[0].store_dos_attributes, ds.store_dos_attributes);
     EXPECT_EQ(c.shares[0].guest_ok, ds.guest_ok);
+    EXPECT_EQ(c.shares[0].dax_prefault, ds.dax_prefault);
 }
 
 TEST(Config, LoadReadsAFileAndNamesItInErrors) {

@@ -200,6 +200,52 @@ TEST_F(DaxPath, TruncationReachesTheSharedMap) {
     });
 }
 
+// The first READ and the first WRITE through a chunk's mapping hand one prefault each to the
+// background runner (reading, then writing); later requests hand none. The first WRITE of an
+// open and its CLOSE move the mtime although the page is already mapped writable.
+TEST_F(DaxPath, PrefaultsInTheBackgroundAndKeepsTheMtimeMoving) {
+    std::vector<std::function<void()>> jobs;
+    auto p = std::make_shared<DaxDataPath>(
+        map_, BlockDataPath::open(fd_, {}),
+        [&jobs](std::function<void()> job) { jobs.push_back(std::move(job)); });
+    const auto data = pattern(4096, 9);
+    run([&](Engine& e) -> asio::awaitable<void> {
+        // The first page is mapped writable by an earlier write (a warm map).
+        auto w = co_await path_->write(e, protocol::Bytes(data.data(), data.size()), 0, {});
+        EXPECT_TRUE(w);
+        const struct timespec old[2] = {{0, UTIME_OMIT}, {1000, 0}};
+        EXPECT_EQ(::futimens(fd_, old), 0);
+        jobs.clear();
+        PoolBuffer buf = BufferPool::global().acquire(4096);
+        auto r = co_await p->read(e, buf, 4096, 0);
+        EXPECT_TRUE(r && *r == 4096);
+        r = co_await p->read(e, buf, 4096, 4096);
+        EXPECT_TRUE(r && *r == 4096);
+        w = co_await p->write(e, protocol::Bytes(data.data(), data.size()), 0, {});
+        EXPECT_TRUE(w);
+        w = co_await p->write(e, protocol::Bytes(data.data(), data.size()), 4096, {});
+        EXPECT_TRUE(w);
+    });
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd_, &st), 0);
+    EXPECT_GT(st.st_mtim.tv_sec, 1000);
+    ASSERT_EQ(jobs.size(), 2u);  // one read prefault, one write prefault
+    const auto before = stats();
+    for (auto& job : jobs)
+        job();
+    EXPECT_EQ(stats().prefaults - before.prefaults, 2);
+    EXPECT_EQ(file_bytes(), [&] {
+        auto expect = data;
+        expect.insert(expect.end(), data.begin(), data.end());
+        return expect;
+    }());
+    const struct timespec old[2] = {{0, UTIME_OMIT}, {1000, 0}};
+    ASSERT_EQ(::futimens(fd_, old), 0);
+    p->on_close("f");
+    ASSERT_EQ(::fstat(fd_, &st), 0);
+    EXPECT_GT(st.st_mtim.tv_sec, 1000);
+}
+
 // open_data_path: the DAX path for opens with data access on a DAX share, sharing one map per
 // file; the block path for opens without data access and on other shares.
 TEST_F(DaxPath, OpenDataPathChoosesByShareAndAccess) {

@@ -163,5 +163,46 @@ TEST_F(E2eDax, CopychunkGoesThroughTheMapping) {
     EXPECT_EQ(file_contents(local("cdst.bin")), data);
 }
 
+// The last CLOSE keeps the file's map (dax::MapRegistry's cache): the next open of the
+// unchanged file is served by the same mappings, nothing is mapped anew.
+TEST_F(E2eDax, ClosedFileKeepsItsMapForTheNextOpen) {
+    auto& maps = server_.server().dax_maps;
+    auto cr = c_->open("warm.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_TRUE(cr.ok());
+    ByteVector data = pattern(128 * 1024, 7);
+    ASSERT_TRUE(c_->write(cr.body.file_id, 0, data).ok());
+    ASSERT_TRUE(c_->close(cr.body.file_id).ok());
+    EXPECT_EQ(maps.cached_files(), 1u);
+    const auto before = stats();
+    auto again = c_->open("warm.bin", am::kFileGenericRead, create_disposition::kOpen);
+    ASSERT_TRUE(again.ok());
+    auto r = c_->read(again.body.file_id, 0, uint32_t(data.size()));
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), r.body.data.begin(), r.body.data.end()));
+    const auto after = stats();
+    EXPECT_EQ(after.map_cache_hits - before.map_cache_hits, 1);
+    EXPECT_EQ(after.maps, before.maps);
+    EXPECT_EQ(after.fallbacks, before.fallbacks);
+    ASSERT_TRUE(c_->close(again.body.file_id).ok());
+}
+
+// Deleting a closed file whose map is cached drops the map at once (it holds the inode and so
+// the file's blocks), though the deleting open has no data access and never touches the map.
+TEST_F(E2eDax, DeletingAClosedFileDropsItsCachedMap) {
+    auto& maps = server_.server().dax_maps;
+    auto cr = c_->open("doomed.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_TRUE(cr.ok());
+    ASSERT_TRUE(c_->write(cr.body.file_id, 0, pattern(64 * 1024, 8)).ok());
+    ASSERT_TRUE(c_->close(cr.body.file_id).ok());
+    ASSERT_EQ(maps.cached_files(), 1u);
+    auto del = c_->open("doomed.bin", am::kDelete, create_disposition::kOpen,
+                        create_options::kDeleteOnClose);
+    ASSERT_TRUE(del.ok());
+    EXPECT_EQ(maps.cached_files(), 1u);
+    ASSERT_TRUE(c_->close(del.body.file_id).ok());
+    EXPECT_FALSE(std::ifstream(local("doomed.bin")).good());
+    EXPECT_EQ(maps.cached_files(), 0u);
+}
+
 }  // namespace
 }  // namespace daxsmbd::client

@@ -253,6 +253,31 @@ TEST_F(TempShare, LastReleaseDeletesADeletePendingFile) {
     EXPECT_EQ(t.file_count(), 0u);
 }
 
+// The unlink listeners (the DAX map cache) hear of the delete at the last close, once; a removed
+// listener hears nothing.
+TEST_F(TempShare, UnlinkListenersHearTheDeleteAtTheLastClose) {
+    touch("gone");
+    touch("kept");
+    FileTable t;
+    std::vector<FileKey> heard, heard_by_removed;
+    t.add_unlink_listener([&](const FileKey& k) { heard.push_back(k); });
+    const uint64_t removed =
+        t.add_unlink_listener([&](const FileKey& k) { heard_by_removed.push_back(k); });
+    t.remove_unlink_listener(removed);
+    const FileKey gone = key_of("gone"), kept = key_of("kept");
+    auto a = t.add(gone, mode(D, sa::kAll), true, "gone");
+    auto b = t.add(kept, mode(D, sa::kAll), false, "kept");
+    ASSERT_TRUE(a && b);
+    FileRegistration ra(t, gone, *a, root_);
+    FileRegistration rb(t, kept, *b, root_);
+    EXPECT_TRUE(ra.release());
+    EXPECT_FALSE(rb.release());
+    EXPECT_FALSE(ra.release());
+    EXPECT_FALSE(exists("gone"));
+    EXPECT_EQ(heard, std::vector<FileKey>{gone});
+    EXPECT_TRUE(heard_by_removed.empty());
+}
+
 TEST_F(TempShare, DeletesEmptyDirectories) {
     std::filesystem::create_directory(dir_ + "/d");
     FileTable t;

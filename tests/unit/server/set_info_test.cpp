@@ -210,6 +210,22 @@ TEST_F(SetInfoHelpers, HardLinks) {
     EXPECT_EQ(tmp.stat("a.txt").st_nlink, 3u);
 }
 
+// A rename or hard link that replaces a file tells the FileTable's unlink listeners (the DAX map
+// cache) which file lost its name; one that replaces nothing tells nothing.
+TEST_F(SetInfoHelpers, ReplacingRenameAndLinkTellTheUnlinkListeners) {
+    tmp.file("c.txt", "CC");
+    std::vector<FileKey> heard;
+    files.add_unlink_listener([&](const FileKey& k) { heard.push_back(k); });
+    ASSERT_TRUE(rename("a.txt", "d.txt", false));
+    EXPECT_TRUE(heard.empty());
+    const FileKey b = key_of(tmp, "b.txt");
+    ASSERT_TRUE(rename("d.txt", "b.txt", true));
+    EXPECT_EQ(heard, std::vector<FileKey>{b});
+    const FileKey c = key_of(tmp, "c.txt");
+    ASSERT_TRUE(info::link_file(*root, files, key_of(tmp, "b.txt"), "b.txt", "c.txt", true));
+    EXPECT_EQ(heard, (std::vector<FileKey>{b, c}));
+}
+
 TEST_F(SetInfoHelpers, DirectoryIsEmpty) {
     EXPECT_TRUE(*info::directory_is_empty(*root, "sub"));
     tmp.file("sub/x");
