@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <vector>
 
 namespace daxsmbd::server {
@@ -59,26 +60,93 @@ TcpTransport::TcpTransport(asio::ip::tcp::socket socket, size_t max_message_size
     socket_.set_option(asio::ip::tcp::no_delay(true), ec);
 }
 
+// Receiving: small messages (most requests) are read through a staging buffer, so that one
+// recv takes a whole message with its framing header (or several pipelined ones) instead of a
+// recv for the 4-byte header and another for the body; a read that does not fill its buffer
+// also tells asio that the socket is empty, so the next read waits in epoll instead of trying a
+// recv that fails first. The staging buffer (a pool buffer) is held only while bytes are in it:
+// a connection with nothing buffered waits with a small buffer inside the transport, so idle
+// connections stay small.
+asio::awaitable<bool> TcpTransport::stage_at_least(size_t n) {
+    while (staged() < n) {
+        boost::system::error_code ec;
+        if (!stage_) {
+            const size_t got = co_await socket_.async_read_some(
+                asio::buffer(idle_buffer_), asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) co_return false;
+            stage_ = BufferPool::global().acquire(kStageSize);
+            std::memcpy(stage_.data(), idle_buffer_.data(), got);
+            stage_begin_ = 0;
+            stage_end_ = got;
+            continue;
+        }
+        if (stage_begin_ + n > stage_.capacity()) {
+            std::memmove(stage_.data(), stage_.data() + stage_begin_, staged());
+            stage_end_ -= stage_begin_;
+            stage_begin_ = 0;
+        }
+        const size_t got = co_await socket_.async_read_some(
+            asio::buffer(stage_.data() + stage_end_, stage_.capacity() - stage_end_),
+            asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) co_return false;
+        stage_end_ += got;
+    }
+    co_return true;
+}
+
+void TcpTransport::consume_staged(size_t n) {
+    stage_begin_ += n;
+    if (stage_begin_ == stage_end_) {
+        stage_.reset();
+        stage_begin_ = stage_end_ = 0;
+    }
+}
+
 asio::awaitable<Result<PoolBuffer>> TcpTransport::receive() {
     for (;;) {
-        std::array<uint8_t, 4> hdr;
-        boost::system::error_code ec;
-        co_await asio::async_read(socket_, asio::buffer(hdr),
-                                  asio::redirect_error(asio::use_awaitable, ec));
-        if (ec) co_return Error(NtStatus::ConnectionDisconnected);
+        if (!co_await stage_at_least(4)) co_return Error(NtStatus::ConnectionDisconnected);
+        const auto* hdr = reinterpret_cast<const uint8_t*>(stage_.data() + stage_begin_);
         // MS-SMB2 2.1: Direct TCP framing, byte 0 zero, 24-bit big-endian length. NetBIOS
         // session keepalives (type 0x85, length 0) may still arrive from old stacks: skip them.
-        size_t len = (size_t(hdr[1]) << 16) | (size_t(hdr[2]) << 8) | hdr[3];
-        if (hdr[0] == 0x85 && len == 0) continue;
+        const size_t len = (size_t(hdr[1]) << 16) | (size_t(hdr[2]) << 8) | hdr[3];
+        if (hdr[0] == 0x85 && len == 0) {
+            consume_staged(4);
+            continue;
+        }
         if (hdr[0] != 0) co_return Error(NtStatus::InvalidParameter);
         if (len > max_message_size_) co_return Error(NtStatus::BufferOverflow);
         if (len < 4) co_return Error(NtStatus::InvalidParameter);
-        auto buf = BufferPool::global().acquire(len);
-        if (len >= kLowWatermarkFrom) {
-            if (!co_await receive_large(buf.data(), len))
+
+        if (len <= kStagedMessageMax) {
+            if (!co_await stage_at_least(4 + len))
                 co_return Error(NtStatus::ConnectionDisconnected);
-        } else {
-            co_await asio::async_read(socket_, asio::buffer(buf.data(), len),
+            PoolBuffer msg;
+            if (staged() == 4 + len) {
+                // The message is all there is: hand the staging buffer over (no new buffer).
+                msg = std::move(stage_);
+                std::memmove(msg.data(), msg.data() + stage_begin_ + 4, len);
+                stage_begin_ = stage_end_ = 0;
+            } else {
+                msg = BufferPool::global().acquire(len);
+                std::memcpy(msg.data(), stage_.data() + stage_begin_ + 4, len);
+                consume_staged(4 + len);
+            }
+            msg.set_size(len);
+            co_return msg;
+        }
+
+        // A larger message gets its own buffer: what is staged of it is copied, the rest is
+        // read into place.
+        auto buf = BufferPool::global().acquire(len);
+        const size_t have = std::min(staged() - 4, len);
+        std::memcpy(buf.data(), stage_.data() + stage_begin_ + 4, have);
+        consume_staged(4 + have);
+        if (len - have >= kLowWatermarkFrom) {
+            if (!co_await receive_large(buf.data() + have, len - have))
+                co_return Error(NtStatus::ConnectionDisconnected);
+        } else if (have < len) {
+            boost::system::error_code ec;
+            co_await asio::async_read(socket_, asio::buffer(buf.data() + have, len - have),
                                       asio::redirect_error(asio::use_awaitable, ec));
             if (ec) co_return Error(NtStatus::ConnectionDisconnected);
         }

@@ -3,6 +3,7 @@
 // read/write of a client's registered buffers are separate operations on descriptors.
 #pragma once
 
+#include <array>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -73,12 +74,23 @@ class TcpTransport final : public Transport {
   private:
     // Messages from this size on are received with SO_RCVLOWAT set to what is still missing.
     static constexpr size_t kLowWatermarkFrom = 128 * 1024;
+    // Messages up to this size are received through the staging buffer (kStageSize, one of the
+    // pool's buffer classes).
+    static constexpr size_t kStageSize = 64 * 1024;
+    static constexpr size_t kStagedMessageMax = 16 * 1024;
+    size_t staged() const { return stage_end_ - stage_begin_; }
+    asio::awaitable<bool> stage_at_least(size_t n);
+    void consume_staged(size_t n);
     asio::awaitable<bool> receive_large(std::byte* dst, size_t len);
     void set_receive_low_watermark(size_t bytes);
 
     asio::ip::tcp::socket socket_;
     size_t max_message_size_;
     size_t low_watermark_ = 1;  // the socket's SO_RCVLOWAT (Linux default 1)
+    PoolBuffer stage_;          // received bytes not yet returned: [stage_begin_, stage_end_)
+    size_t stage_begin_ = 0;
+    size_t stage_end_ = 0;
+    std::array<std::byte, 512> idle_buffer_;  // the read that waits with nothing staged
     AsyncMutex send_mutex_;
     std::string peer_;
     std::string peer_address_;
