@@ -41,9 +41,19 @@ start() {
     return 1
 }
 # run SERVER TAG REP daxsmbd-load-args...: output (with its JSON line) in $H/TAG.REP.out
+# Each server works on its own copies of the files (same file system): a server writing a file
+# changes its mtime, which makes the other server's cached mapping of it stale (by design: the
+# map cache drops maps of files changed behind its back), and the measure would then only ever
+# see cold mappings.
 run() {
     local server=$1 tag=$2 rep=$3
     shift 3
+    local a args=() prefix=${server%%-*}
+    for a in "$@"; do
+        case $a in *.dat) a="$prefix-$a" ;; esac
+        args+=("$a")
+    done
+    set -- "${args[@]}"
     "$LOAD" --port "${PORTS[$server]}" --share b --user "$USER_NAME" --password "$USER_PASS" \
         --duration "$SECS" --ramp 1 --server-pid "${SPIDS[$server]}" --quiet "$@" \
         >"$H/$tag.$rep.out" 2>&1 || echo "   $tag failed: $(tail -1 "$H/$tag.$rep.out")"
@@ -77,10 +87,12 @@ done
 grep -h 'DAX active\|not a DAX\|dax = off' "$H"/daxsmbd-on.log "$H"/daxsmbd-off.log | sed 's/^/   /'
 
 # The files are written once, through the block path, and then reused by every run.
-for f in "${R4K[*]}" "${SEQ[*]}" "--size 4m --file small.dat"; do
-    # shellcheck disable=SC2086
-    "$LOAD" --port "${PORTS[off]}" --share b --user "$USER_NAME" --password "$USER_PASS" \
-        --prepare only $f >/dev/null || exit 1
+for prefix in on off flush; do
+    for f in "${R4K[*]}" "${SEQ[*]}" "--size 4m --file small.dat"; do
+        # shellcheck disable=SC2086
+        "$LOAD" --port "${PORTS[off]}" --share b --user "$USER_NAME" --password "$USER_PASS" \
+            --prepare only ${f/--file /--file $prefix-} >/dev/null || exit 1
+    done
 done
 echo "   [$(elapsed)] files prepared"
 
