@@ -673,6 +673,10 @@ const ShareKey kShareKeys[] = {
          sh.aio_write_size = size_t(*n);
          return std::nullopt;
      }},
+    {"usesendfile",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.use_sendfile, key, v);
+     }},
     {"iosqpoll",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.io_sqpoll, key, v);

@@ -62,6 +62,10 @@ struct ShareConfig {
     // 64 KiB because on file systems without non-blocking buffered writes (ext4) io_uring
     // hands each write to a worker thread, which costs more than the copy.
     size_t aio_write_size = 64 * 1024;
+    // "use sendfile" (Samba's meaning): large READs that are neither signed nor encrypted go
+    // from the page cache to the socket by splice, without a copy through user space. Default
+    // yes (Samba: no), since it is invisible to clients; buffered block path only.
+    bool use_sendfile = true;
 };
 
 struct GlobalConfig {

@@ -294,6 +294,19 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
             seal_session_id = el.encrypt_session_id;
             break;
         }
+    for (auto& el : out) {
+        // Spliced READ data whose bytes are needed after all (signing, encryption, a compound
+        // the dispatcher did not foresee) is read out of its pipe first.
+        if (el.spliced && (seal_with || el.sign || out.size() > 1)) {
+            if (!el.spliced.copy_out(el.data)) {
+                log_error("conn ", id, " ", transport->peer(), ": reading a READ's pipe failed");
+                out.clear();
+                close("pipe read failed");
+                co_return;
+            }
+            el.spliced.reset();
+        }
+    }
     for (size_t i = 0; i < out.size(); ++i) {
         auto& el = out[i];
         bool last = i + 1 == out.size();
@@ -346,9 +359,28 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
         frags.push_back(Bytes(el.bytes));
         if (el.data) frags.push_back(el.data.span());
     }
-    auto st = co_await transport->send(frags);
+    // Only a lone element can carry a pipe here (see above).
+    Status st;
+    if (out.back().spliced)
+        st = co_await transport->send_with_pipe(frags, out.back().spliced);
+    else
+        st = co_await transport->send(frags);
     out.clear();
     if (!st) close("send failed");
+}
+
+bool Connection::signs_response(const RequestContext& ctx, const Header& req) {
+    // MS-SMB2 3.3.4.1.1: signed with the channel's key when the request was signed or the
+    // session requires signing; a response_signer signs anyway.
+    if (ctx.response_signer) return true;
+    return ctx.session && ctx.channel_signer && (req.is_signed() || ctx.session->signing_required);
+}
+
+bool Connection::response_data_unread(const RequestContext& ctx, const FrameState& fs) const {
+    if (!transport->splices() || fs.compound || signs_response(ctx, ctx.header)) return false;
+    ResponseElement probe;
+    choose_encryption(probe, ctx, fs);
+    return !probe.encrypt_with;
 }
 
 void Connection::choose_encryption(ResponseElement& el, const RequestContext& ctx,
@@ -569,6 +601,7 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame, uint64_t count
     for (Bytes elem : *elems)
         if (elem.size() >= kHeaderSize && load_le16(elem.data() + 12) == uint16_t(Command::Read))
             add_weight(fs, charge_payload(Command::Read, elem));
+    fs.compound = elems->size() > 1;
     ChainState chain;
     std::vector<std::unique_ptr<Header>> headers;
     for (size_t i = 0; i < elems->size(); ++i) {
@@ -750,6 +783,7 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     // STATUS_INVALID_PARAMETER (smbtorture smb2.compound.invalid1, invalid2, related9).
     const bool dispatched = status == NtStatus::Success;
     if (status == NtStatus::Success) {
+        ctx.data_may_be_spliced = hdr.command == Command::Read && response_data_unread(ctx, fs);
         frame_of_[&ctx] = &fs;
         status = co_await info.fn(ctx);
         frame_of_.erase(&ctx);
@@ -775,8 +809,10 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     if (!keep_body) {
         write_error_body(el.bytes, ctx.error_context_count, ctx.error_data);
         ctx.data_fragment.reset();
+        ctx.spliced_data.reset();
     }
     el.data = std::move(ctx.data_fragment);
+    el.spliced = std::move(ctx.spliced_data);
     bool async = ctx.is_async();
     uint16_t granted = async ? 0 : grant_credits(hdr);
     uint64_t sid = ctx.response_session_id.value_or(ctx.session_id);
@@ -785,8 +821,7 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     // MS-SMB2 3.3.4.1.1: signed with the channel's key when the request was signed, the
     // session requires signing, or the handler asks (the final SESSION_SETUP response). A
     // session gets its channel signer only when its authentication completes.
-    if (ctx.session && ctx.channel_signer &&
-        (hdr.is_signed() || ctx.session->signing_required || ctx.force_sign)) {
+    if (signs_response(ctx, hdr) || (ctx.session && ctx.channel_signer && ctx.force_sign)) {
         el.sign = true;
         el.signer = ctx.channel_signer;
     }

@@ -105,8 +105,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   private:
     struct ResponseElement {
-        protocol::ByteVector bytes;            // header + body
-        PoolBuffer data;                       // optional gather fragment (READ data)
+        protocol::ByteVector bytes;  // header + body
+        PoolBuffer data;             // optional gather fragment (READ data)
+        // Instead of `data`: READ data in a pipe, sent by the transport without a copy
+        // (RequestContext::data_may_be_spliced says when).
+        io::SplicePipe spliced;
         std::shared_ptr<auth::Signer> signer;  // the channel's, or RequestContext::response_signer
         bool sign = false;
         // The EncryptionKey (and its session) that seals the message this element goes out in
@@ -129,6 +132,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         std::vector<ResponseElement> out;  // responses not yet sent
         bool async_seen = false;           // an element went async: later ones go out alone
         bool more_elements = false;        // the element being processed is not the last
+        bool compound = false;             // the request frame holds more than one element
         // The request frame came in a TRANSFORM_HEADER of this session (MS-SMB2 3.3.5.2.1.1),
         // opened with this channel's contexts.
         std::shared_ptr<Session> transform_session;
@@ -161,6 +165,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void choose_encryption(ResponseElement& el, const RequestContext& ctx,
                            const FrameState& fs) const;
     uint16_t grant_credits(const protocol::Header& req);
+    // Whether the response to this request is signed (MS-SMB2 3.3.4.1.1), as far as the
+    // dispatcher knows before the handler runs (a handler may still force_sign).
+    static bool signs_response(const RequestContext& ctx, const protocol::Header& req);
+    // Whether nothing will need the response's data bytes in user space: a transport that
+    // splices, no compound, not signed, not encrypted (RequestContext::data_may_be_spliced).
+    bool response_data_unread(const RequestContext& ctx, const FrameState& fs) const;
 
     bool closed_ = false;
     std::chrono::steady_clock::time_point last_activity_;

@@ -1,6 +1,8 @@
 #include "server/transport.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -21,6 +23,15 @@ asio::awaitable<Status> Transport::rdma_read(std::span<const RdmaDescriptor>,
 asio::awaitable<Status> Transport::rdma_write(std::span<const RdmaDescriptor>,
                                               std::span<const std::byte>) {
     co_return Error(NtStatus::NotSupported);
+}
+
+asio::awaitable<Status> Transport::send_with_pipe(std::span<const protocol::Bytes> fragments,
+                                                  io::SplicePipe& tail) {
+    PoolBuffer copy;
+    if (!tail.copy_out(copy)) co_return Error(NtStatus::ConnectionDisconnected);
+    std::vector<protocol::Bytes> all(fragments.begin(), fragments.end());
+    all.push_back(copy.span());
+    co_return co_await send(all);
 }
 
 asio::awaitable<void> AsyncMutex::lock() {
@@ -217,6 +228,83 @@ asio::awaitable<Status> TcpTransport::send(std::span<const protocol::Bytes> frag
     send_mutex_.unlock();
     if (ec) co_return Error(NtStatus::ConnectionDisconnected);
     co_return Status{};
+}
+
+asio::awaitable<Status> TcpTransport::send_with_pipe(std::span<const protocol::Bytes> fragments,
+                                                     io::SplicePipe& tail) {
+    co_await send_mutex_.lock();
+    const bool ok = co_await splice_message(fragments, tail);
+    send_mutex_.unlock();
+    if (!ok) co_return Error(NtStatus::ConnectionDisconnected);
+    co_return Status{};
+}
+
+asio::awaitable<bool> TcpTransport::wait_writable() {
+    boost::system::error_code ec;
+    co_await socket_.async_wait(asio::ip::tcp::socket::wait_write,
+                                asio::redirect_error(asio::use_awaitable, ec));
+    co_return !ec;
+}
+
+asio::awaitable<bool> TcpTransport::splice_message(std::span<const protocol::Bytes> fragments,
+                                                   io::SplicePipe& tail) {
+    size_t total = tail.size();
+    for (auto& f : fragments)
+        total += f.size();
+    if (total > 0xFFFFFF) co_return false;
+    // splice(2) into a socket waits for buffer space unless the socket itself is non-blocking
+    // (O_NONBLOCK on the file, not SPLICE_F_NONBLOCK, decides that).
+    boost::system::error_code ec;
+    if (!socket_.native_non_blocking()) socket_.native_non_blocking(true, ec);
+    if (ec) co_return false;
+    const int fd = socket_.native_handle();
+    // MS-SMB2 2.1 framing, then the SMB2 header and READ body. MSG_MORE keeps them in the
+    // socket until the data follows, so the header does not go out as a segment of its own
+    // (the socket has TCP_NODELAY).
+    std::array<uint8_t, 4> hdr{0, uint8_t(total >> 16), uint8_t(total >> 8), uint8_t(total)};
+    std::vector<iovec> iov;
+    iov.reserve(fragments.size() + 1);
+    iov.push_back({hdr.data(), hdr.size()});
+    for (auto& f : fragments)
+        if (!f.empty()) iov.push_back({const_cast<std::byte*>(f.data()), f.size()});
+    size_t first = 0;
+    while (first < iov.size()) {
+        msghdr m{};
+        m.msg_iov = iov.data() + first;
+        m.msg_iovlen = iov.size() - first;
+        const int more = tail.size() > 0 ? MSG_MORE : 0;
+        const ssize_t n = ::sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL | more);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) co_return false;
+            if (!co_await wait_writable()) co_return false;
+            continue;
+        }
+        size_t sent = size_t(n);
+        while (first < iov.size() && sent >= iov[first].iov_len)
+            sent -= iov[first++].iov_len;
+        if (sent > 0) {
+            iov[first].iov_base = static_cast<std::byte*>(iov[first].iov_base) + sent;
+            iov[first].iov_len -= sent;
+        }
+    }
+    // The data: the pipe's page references move into the socket's buffer.
+    while (tail.size() > 0) {
+        const ssize_t n =
+            ::splice(tail.read_fd(), nullptr, fd, nullptr, tail.size(), SPLICE_F_NONBLOCK);
+        if (n > 0) {
+            tail.removed(size_t(n));
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        // EAGAIN with data in the pipe: the socket is full.
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!co_await wait_writable()) co_return false;
+            continue;
+        }
+        co_return false;
+    }
+    co_return true;
 }
 
 void TcpTransport::close() {

@@ -14,6 +14,7 @@
 
 #include "protocol/bytes.h"
 #include "server/buffer_pool.h"
+#include "server/io/splice_pipe.h"
 
 namespace daxsmbd::server {
 
@@ -37,6 +38,14 @@ class Transport {
     virtual asio::awaitable<Result<PoolBuffer>> receive() = 0;
     // Sends one message given as gather fragments; concurrent callers are serialised.
     virtual asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments) = 0;
+    // Sends one message whose last fragment is the content of a pipe (file pages spliced into
+    // it, server/io/splice_pipe.h); the pipe is empty afterwards. A transport that can move the
+    // pipe into its connection without reading it says so in splices(); the default reads the
+    // pipe into a pool buffer and sends that (correct for any transport, no saving). On
+    // failure the connection's framing is broken: the caller closes it.
+    virtual bool splices() const { return false; }
+    virtual asio::awaitable<Status> send_with_pipe(std::span<const protocol::Bytes> fragments,
+                                                   io::SplicePipe& tail);
     // SMB Direct only: RDMA READ from / RDMA WRITE to the peer's registered memory.
     virtual asio::awaitable<Status> rdma_read(std::span<const RdmaDescriptor>,
                                               std::span<std::byte>);
@@ -66,6 +75,11 @@ class TcpTransport final : public Transport {
     TcpTransport(asio::ip::tcp::socket socket, size_t max_message_size);
     asio::awaitable<Result<PoolBuffer>> receive() override;
     asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments) override;
+    // The framing, header and body with MSG_MORE, then splice(2) pipe -> socket: the socket
+    // buffer references the file's pages, no copy here.
+    bool splices() const override { return true; }
+    asio::awaitable<Status> send_with_pipe(std::span<const protocol::Bytes> fragments,
+                                           io::SplicePipe& tail) override;
     TransportKind kind() const override { return TransportKind::Tcp; }
     std::string peer() const override { return peer_; }
     std::string peer_address() const override { return peer_address_; }
@@ -83,6 +97,9 @@ class TcpTransport final : public Transport {
     void consume_staged(size_t n);
     asio::awaitable<bool> receive_large(std::byte* dst, size_t len);
     void set_receive_low_watermark(size_t bytes);
+    asio::awaitable<bool> wait_writable();
+    asio::awaitable<bool> splice_message(std::span<const protocol::Bytes> fragments,
+                                         io::SplicePipe& tail);
 
     asio::ip::tcp::socket socket_;
     size_t max_message_size_;

@@ -17,6 +17,7 @@
 #include "protocol/bytes.h"
 #include "protocol/header.h"
 #include "server/buffer_pool.h"
+#include "server/io/splice_pipe.h"
 #include "server/state/open.h"
 #include "server/state/session.h"
 
@@ -83,6 +84,12 @@ class RequestContext {
     uint8_t error_context_count = 0;
     // READ: data sent as a separate gather fragment after the body, never copied.
     PoolBuffer data_fragment;
+    // Set by the dispatcher when nothing needs this response's data bytes in user space: it is
+    // neither signed nor encrypted, it is alone in its message (no compound), and the
+    // transport can move a pipe's contents itself. Only then may READ hand its data over as
+    // `spliced_data` (file pages referenced by a pipe) instead of `data_fragment`.
+    bool data_may_be_spliced = false;
+    io::SplicePipe spliced_data;
     // Called with the final response message bytes (after signing), e.g. for the preauth hash.
     std::function<void(protocol::Bytes)> on_response;
     // Sign this response even if the dispatcher would not (final SESSION_SETUP, 3.3.5.5.3).

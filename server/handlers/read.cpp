@@ -1,6 +1,8 @@
 // READ (MS-SMB2 3.3.5.12). File data is read through the open's data path (server/io: the
 // io_uring block path, completing on this loop, or on a DAX share a copy from the file's
-// mapping) into a pool buffer that is sent as its own gather fragment after the response body.
+// mapping) into a pool buffer that is sent as its own gather fragment after the response body,
+// or, when the dispatcher allows it, spliced into a pipe that the transport empties into the
+// socket (server/io/splice_pipe.h).
 #include "protocol/read.h"
 
 #include <boost/asio/redirect_error.hpp>
@@ -102,18 +104,41 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
         co_return NtStatus::Success;
     }
 
-    PoolBuffer buf = BufferPool::global().acquire(req->length);
     const uint64_t offset = req->offset;
     std::shared_ptr<io::DataPath> data = io::data_path_of(*open);
-    auto r = co_await data->read({ctx.io(), open->path}, buf, req->length, offset);
-    if (!r) {
-        log_debug("conn ", ctx.conn.id, ": READ of '", open->path, "' at ", offset,
-                  " failed: ", status_name(r.status()));
-        co_return r.status();
+    size_t bytes = 0;
+    // Large reads on a buffered block path go page cache -> pipe -> transport when nothing needs
+    // the bytes here (Samba's "use sendfile"); the rest, and any read the pipe cannot take, are
+    // read into a pool buffer.
+    if (ctx.data_may_be_spliced && data->splices(req->length)) {
+        auto piped = co_await data->read_to_pipe({ctx.io(), open->path}, req->length, offset);
+        if (piped) {
+            bytes = piped->size();
+            ctx.spliced_data = std::move(*piped);
+        } else if (piped.status() != NtStatus::NotSupported) {
+            log_debug("conn ", ctx.conn.id, ": READ of '", open->path, "' at ", offset,
+                      " failed: ", status_name(piped.status()));
+            co_return piped.status();
+        }
     }
-    const size_t bytes = *r;
+    if (!ctx.spliced_data) {
+        PoolBuffer buf = BufferPool::global().acquire(req->length);
+        auto r = co_await data->read({ctx.io(), open->path}, buf, req->length, offset);
+        if (!r) {
+            log_debug("conn ", ctx.conn.id, ": READ of '", open->path, "' at ", offset,
+                      " failed: ", status_name(r.status()));
+            co_return r.status();
+        }
+        bytes = *r;
+        buf.set_size(bytes);
+        ctx.data_fragment = std::move(buf);
+    }
     // At or past the end of file nothing is read: END_OF_FILE (MS-FSA 2.1.5.2).
-    if (bytes == 0 || bytes < req->minimum_count) co_return NtStatus::EndOfFile;
+    if (bytes == 0 || bytes < req->minimum_count) {
+        ctx.data_fragment.reset();
+        ctx.spliced_data.reset();
+        co_return NtStatus::EndOfFile;
+    }
 
     {
         // FilePositionInformation follows the last read, as Samba keeps it (smbtorture
@@ -121,9 +146,7 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
         std::lock_guard lk(open->mu);
         open->position = offset + bytes;
     }
-    buf.set_size(bytes);
     resp.serialize_without_data(ctx.body(), uint32_t(bytes));
-    ctx.data_fragment = std::move(buf);
     co_return NtStatus::Success;
 }
 

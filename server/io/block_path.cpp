@@ -85,6 +85,7 @@ BlockDataPath::BlockDataPath(int fd, vfs::UniqueFd direct_fd, uint32_t mem_align
     }
     ring_ = opts.io_sqpoll ? RingKind::SqPoll : RingKind::Normal;
     aio_write_size_ = opts.aio_write_size;
+    splice_reads_ = opts.splice_reads;
     polled_ = direct_ && opts.io_poll;
 }
 
@@ -150,6 +151,35 @@ asio::awaitable<Result<size_t>> BlockDataPath::read(Caller c, PoolBuffer& buf, s
         done += size_t(n);
     }
     co_return done;
+}
+
+bool BlockDataPath::splices(size_t len) const {
+    // An O_DIRECT open keeps its direct reads (the page cache is what it avoids).
+    return splice_reads_ && !direct_ && len >= BlockOptions::kSpliceFrom &&
+           PipePool::pipe_bytes_for(0, len) <= PipePool::kCapacity;
+}
+
+asio::awaitable<Result<SplicePipe>> BlockDataPath::read_to_pipe(Caller c, size_t len,
+                                                                uint64_t offset) {
+    if (!splices(len)) co_return Error(NtStatus::NotSupported);
+    SplicePipe pipe = c.io.pipes().acquire(offset, len);
+    if (!pipe) co_return Error(NtStatus::NotSupported);
+    int retries = 0;
+    while (pipe.size() < len) {
+        const int n = co_await c.io.splice_to_pipe(ring_, fd_, offset + pipe.size(),
+                                                   pipe.write_fd(), len - pipe.size());
+        if (n == -EINTR && ++retries < kMaxRetries) continue;
+        // EAGAIN: the pipe filled up (cannot happen with the capacity acquire() checked);
+        // EINVAL/EBADF: a file or descriptor that does not splice. The copy path serves the
+        // read; the pipe with its partial data is closed, not reused.
+        if (n == -EAGAIN || n == -EINVAL || n == -EBADF) co_return Error(NtStatus::NotSupported);
+        if (n < 0) co_return Error(errno_to_status(-n));
+        if (n == 0) break;  // end of file
+        pipe.added(size_t(n));
+    }
+    ++counters_.spliced;
+    if (pipe.size() > 0) c.io.note_spliced_read(pipe.size());
+    co_return pipe;
 }
 
 asio::awaitable<Result<size_t>> BlockDataPath::write(Caller c, protocol::Bytes data,

@@ -42,6 +42,11 @@ struct BlockOptions {
     // are written on the loop; 1: none.
     size_t aio_write_size = kDefaultAioWriteSize;
     static constexpr size_t kDefaultAioWriteSize = 64 * 1024;
+    // "use sendfile" (Samba's meaning): READs of at least kSpliceFrom bytes on a buffered open
+    // may go file -> pipe -> socket without a copy through user space (splice_pipe.h).
+    bool splice_reads = false;
+    // Below this a copy costs less than the splice's io-wq hand-off.
+    static constexpr size_t kSpliceFrom = 64 * 1024;
 };
 
 class BlockDataPath final : public DataPath {
@@ -56,6 +61,9 @@ class BlockDataPath final : public DataPath {
     std::string_view name() const override { return direct_ ? "block+direct" : "block"; }
     asio::awaitable<Result<size_t>> read(Caller c, PoolBuffer& buf, size_t len,
                                          uint64_t offset) override;
+    bool splices(size_t len) const override;
+    asio::awaitable<Result<SplicePipe>> read_to_pipe(Caller c, size_t len,
+                                                     uint64_t offset) override;
     asio::awaitable<Result<size_t>> write(Caller c, protocol::Bytes data, uint64_t offset,
                                           WriteMode mode) override;
     asio::awaitable<Status> flush(Caller c) override;
@@ -69,6 +77,7 @@ class BlockDataPath final : public DataPath {
         std::atomic<uint64_t> buffered{0};       // through the page cache
         std::atomic<uint64_t> bounced{0};        // direct writes copied to an aligned buffer first
         std::atomic<uint64_t> inline_writes{0};  // buffered writes written on the loop
+        std::atomic<uint64_t> spliced{0};        // READs served through a pipe (no copy)
     };
     const Counters& counters() const { return counters_; }
     uint32_t offset_alignment() const { return offset_align_; }
@@ -89,6 +98,7 @@ class BlockDataPath final : public DataPath {
     uint32_t offset_align_ = 0;
     RingKind ring_ = RingKind::Normal;  // buffered I/O, fsync, statx
     size_t aio_write_size_ = BlockOptions::kDefaultAioWriteSize;
+    bool splice_reads_ = false;
     std::atomic<bool> polled_{false};  // O_DIRECT I/O on the IOPOLL ring
     Counters counters_;
 };

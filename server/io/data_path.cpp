@@ -28,6 +28,7 @@ std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
     o.io_poll = share.config.direct_io && share.config.io_poll && share.io_poll_usable;
     o.io_sqpoll = share.config.io_sqpoll;
     o.aio_write_size = share.config.aio_write_size;
+    o.splice_reads = share.config.use_sendfile;
     std::shared_ptr<DataPath> block = BlockDataPath::open(open.fd, o);
     if (!share.dax) return block;
 
@@ -41,6 +42,10 @@ std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
         return block;
     }
     return std::make_shared<DaxDataPath>(std::move(map), std::move(block), std::move(background));
+}
+
+asio::awaitable<Result<SplicePipe>> DataPath::read_to_pipe(Caller, size_t, uint64_t) {
+    co_return Error(NtStatus::NotSupported);
 }
 
 std::shared_ptr<DataPath> data_path_of(Open& open) {

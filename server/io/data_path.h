@@ -28,6 +28,7 @@
 #include "protocol/bytes.h"
 #include "protocol/result.h"
 #include "server/buffer_pool.h"
+#include "server/io/splice_pipe.h"
 
 namespace daxsmbd::dax {
 class MapRegistry;  // dax/mapping.h
@@ -70,6 +71,15 @@ class DataPath {
     // read: fewer than `len` only when the end of file was reached, 0 at or past it.
     virtual asio::awaitable<Result<size_t>> read(Caller c, PoolBuffer& buf, size_t len,
                                                  uint64_t offset) = 0;
+    // Whether read_to_pipe() may serve a read of `len` bytes: a buffered path of a share with
+    // "use sendfile" and a length worth it. Only a caller whose response needs none of the data
+    // bytes in user space (not signed, not encrypted, alone in its message) asks.
+    virtual bool splices(size_t /*len*/) const { return false; }
+    // Moves `len` bytes at `offset` from the page cache into a pipe by reference (splice_pipe.h):
+    // the pipe holds what was read, fewer bytes than `len` only when the end of file was
+    // reached, none at or past it. Fails with NotSupported when this read cannot be spliced
+    // now (no pipe to be had, the file refuses splice): the caller then uses read().
+    virtual asio::awaitable<Result<SplicePipe>> read_to_pipe(Caller c, size_t len, uint64_t offset);
     // Writes all of `data` at `offset` (short writes are continued). With mode.write_through the
     // call completes only after the data is durable.
     virtual asio::awaitable<Result<size_t>> write(Caller c, protocol::Bytes data, uint64_t offset,

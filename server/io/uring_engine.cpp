@@ -45,7 +45,10 @@ struct Engine::Ring {
 };
 
 Engine::Engine(asio::any_io_executor ex, EngineOptions opts)
-    : ex_(std::move(ex)), opts_(opts), alive_(std::make_shared<bool>(true)) {
+    : ex_(std::move(ex)),
+      opts_(opts),
+      alive_(std::make_shared<bool>(true)),
+      pipes_(PipePool::make(opts.name)) {
     if (opts_.force_no_ring) return;
     eventfd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (eventfd_ < 0) {
@@ -443,6 +446,27 @@ asio::awaitable<int> Engine::fsync(RingKind k, int fd, bool datasync) {
     if (k == RingKind::Polled) k = RingKind::Normal;
     auto prep = [fd, datasync](Engine&, Ring&, io_uring_sqe** s) {
         io_uring_prep_fsync(s[0], fd, datasync ? IORING_FSYNC_DATASYNC : 0);
+        return true;
+    };
+    OpResult r = co_await run_op(k, 1, prep);
+    co_return r.res[0];
+}
+
+asio::awaitable<int> Engine::splice_to_pipe(RingKind k, int fd, uint64_t offset, int pipe_write_fd,
+                                            size_t len) {
+    len = std::min(len, kMaxPerSqe);
+    ++stats_.splices;
+    if (!uring_available())
+        co_return co_await fallback([fd, offset, pipe_write_fd, len] {
+            loff_t off = loff_t(offset);
+            ssize_t n = ::splice(fd, &off, pipe_write_fd, nullptr, len, SPLICE_F_NONBLOCK);
+            return n < 0 ? -errno : int(n);
+        });
+    // Only O_DIRECT reads and writes may go to the IOPOLL ring.
+    if (k == RingKind::Polled) k = RingKind::Normal;
+    auto prep = [fd, offset, pipe_write_fd, len](Engine&, Ring&, io_uring_sqe** s) {
+        io_uring_prep_splice(s[0], fd, int64_t(offset), pipe_write_fd, -1, unsigned(len),
+                             SPLICE_F_NONBLOCK);
         return true;
     };
     OpResult r = co_await run_op(k, 1, prep);

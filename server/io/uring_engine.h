@@ -64,6 +64,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/io/splice_pipe.h"
+
 namespace daxsmbd::server::io {
 
 namespace asio = boost::asio;
@@ -101,6 +103,11 @@ struct EngineStats {
     std::atomic<uint64_t> fallback_ops{0};         // operations run on the blocking pool (no ring)
     std::atomic<uint64_t> inline_writes{0};        // small buffered writes done on the loop
     std::atomic<uint64_t> inline_write_stalls{0};  // ... of which blocked long (see below)
+    std::atomic<uint64_t> splices{0};              // file-to-pipe splices (IORING_OP_SPLICE)
+    // READs whose data was spliced into a pipe for the transport (splice_pipe.h), and their
+    // bytes: the proof for tests which path served a READ.
+    std::atomic<uint64_t> spliced_reads{0};
+    std::atomic<uint64_t> spliced_bytes{0};
 };
 
 class Engine {
@@ -134,6 +141,18 @@ class Engine {
     static constexpr std::chrono::milliseconds kInlinePause{2000};
     bool inline_writes_paused() const;
     asio::awaitable<int> fsync(RingKind k, int fd, bool datasync);
+    // Splices up to `len` bytes of file `fd` at `offset` into the pipe `pipe_write_fd`
+    // (IORING_OP_SPLICE, SPLICE_F_NONBLOCK: -EAGAIN rather than waiting for pipe space). The
+    // kernel runs it on an io-wq worker, so a page-cache miss never blocks the loop.
+    asio::awaitable<int> splice_to_pipe(RingKind k, int fd, uint64_t offset, int pipe_write_fd,
+                                        size_t len);
+    // Pipes for spliced READs (splice_pipe.h), one pool per engine, i.e. per event loop.
+    PipePool& pipes() { return *pipes_; }
+    // Counts a READ served through a pipe (EngineStats::spliced_reads).
+    void note_spliced_read(size_t bytes) {
+        ++stats_.spliced_reads;
+        stats_.spliced_bytes += bytes;
+    }
     // A write and an fdatasync linked (IOSQE_IO_LINK): the fsync starts only after the write
     // completed, and the awaitable resumes only after both CQEs arrived. If the write fails or
     // is short, the kernel cancels the fsync (-ECANCELED).
@@ -191,6 +210,7 @@ class Engine {
     std::shared_ptr<bool> alive_;       // posted tasks check it (the engine may be gone)
     std::vector<CompletionRecord>* trace_ = nullptr;
     EngineStats stats_;
+    std::shared_ptr<PipePool> pipes_;
     Clock::time_point inline_paused_until_{};
 
     // Operations without a ring (blocking-pool system calls).

@@ -6,7 +6,8 @@
 #   . "$(dirname "$0")/bench_lib.sh"
 #   bench_init NAME          # checks, BENCH_DIR, PEER_DIR, EXIT trap (KEEP=1 keeps BENCH_DIR)
 #   bench_shares SIZE_BYTES  # DAX_SHARE and SAMBA_SHARE, both with bench.dat (same random data)
-#   bench_start_daxsmbd      # DAX_PID DAX_PORT (BENCH_DAX_GLOBAL: extra [global] lines)
+#   bench_start_daxsmbd      # DAX_PID DAX_PORT (BENCH_DAX_GLOBAL: extra [global] lines,
+#                            #   BENCH_DAX_SHARE: extra [data] lines, e.g. "use sendfile = no")
 #   bench_start_samba        # SAMBA_PID SAMBA_PORT (the main smbd; it forks one per connection)
 # Environment: DAXSMBD_BUILD (default <repo>/build), DAXSMBD_SHARED (default ../shared),
 # BENCH_DIR (default a new /var/tmp/daxsmbd-bench.XXXXXX), PIN_CPU (taskset -c for the servers).
@@ -109,6 +110,7 @@ ${BENCH_DAX_GLOBAL:-}
 [data]
     path = $DAX_SHARE
     read only = no
+${BENCH_DAX_SHARE:-}
 EOC
     [ -e "$BENCH_DIR/dax/users.db" ] || printf 'pw\n' | "$BUILD/daxsmbd-admin" -s "$DAX_CONF" user add alice >/dev/null
     "${PIN[@]}" "$BUILD/daxsmbd" -s "$DAX_CONF" -F </dev/null >"$BENCH_DIR/dax/daxsmbd.log" 2>&1 &
