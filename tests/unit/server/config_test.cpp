@@ -229,6 +229,14 @@ TEST(Config, AioWriteSize) {
     EXPECT_NE(parse_err("[s]\npath=/x\naio write size = 2g\n"), "");
 }
 
+TEST(Config, UseSendfile) {
+    EXPECT_TRUE(parse_ok("[s]\npath=/x\n").shares[0].use_sendfile);
+    Config c = parse_ok("[a]\npath=/x\nuse sendfile = no\n[b]\npath=/y\nuse sendfile = yes\n");
+    EXPECT_FALSE(c.shares[0].use_sendfile);
+    EXPECT_TRUE(c.shares[1].use_sendfile);
+    EXPECT_NE(parse_err("[s]\npath=/x\nuse sendfile = maybe\n"), "");
+}
+
 TEST(Config, WritableIsTheInverseOfReadOnly) {
     for (const char* key : {"writable", "writeable", "write ok"}) {
         Config yes = parse_ok(std::string("[s]\npath=/x\n") + key + " = yes\n");
@@ -481,6 +489,7 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.shares[0].store_dos_attributes, ds.store_dos_attributes);
     EXPECT_EQ(c.shares[0].guest_ok, ds.guest_ok);
     EXPECT_EQ(c.shares[0].dax_prefault, ds.dax_prefault);
+    EXPECT_EQ(c.shares[0].use_sendfile, ds.use_sendfile);
 }
 
 TEST(Config, LoadReadsAFileAndNamesItInErrors) {
