@@ -243,7 +243,9 @@ asio::awaitable<bool> TcpTransport::wait_writable() {
     boost::system::error_code ec;
     co_await socket_.async_wait(asio::ip::tcp::socket::wait_write,
                                 asio::redirect_error(asio::use_awaitable, ec));
-    co_return !ec;
+    // close() may have run between the wake-up and now: its descriptor number may already
+    // belong to another connection.
+    co_return !ec && socket_.is_open();
 }
 
 asio::awaitable<bool> TcpTransport::splice_message(std::span<const protocol::Bytes> fragments,
@@ -257,7 +259,6 @@ asio::awaitable<bool> TcpTransport::splice_message(std::span<const protocol::Byt
     boost::system::error_code ec;
     if (!socket_.native_non_blocking()) socket_.native_non_blocking(true, ec);
     if (ec) co_return false;
-    const int fd = socket_.native_handle();
     // MS-SMB2 2.1 framing, then the SMB2 header and READ body. MSG_MORE keeps them in the
     // socket until the data follows, so the header does not go out as a segment of its own
     // (the socket has TCP_NODELAY).
@@ -273,7 +274,8 @@ asio::awaitable<bool> TcpTransport::splice_message(std::span<const protocol::Byt
         m.msg_iov = iov.data() + first;
         m.msg_iovlen = iov.size() - first;
         const int more = tail.size() > 0 ? MSG_MORE : 0;
-        const ssize_t n = ::sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL | more);
+        const ssize_t n =
+            ::sendmsg(socket_.native_handle(), &m, MSG_DONTWAIT | MSG_NOSIGNAL | more);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) co_return false;
@@ -290,8 +292,8 @@ asio::awaitable<bool> TcpTransport::splice_message(std::span<const protocol::Byt
     }
     // The data: the pipe's page references move into the socket's buffer.
     while (tail.size() > 0) {
-        const ssize_t n =
-            ::splice(tail.read_fd(), nullptr, fd, nullptr, tail.size(), SPLICE_F_NONBLOCK);
+        const ssize_t n = ::splice(tail.read_fd(), nullptr, socket_.native_handle(), nullptr,
+                                   tail.size(), SPLICE_F_NONBLOCK);
         if (n > 0) {
             tail.removed(size_t(n));
             continue;

@@ -1,7 +1,9 @@
 // TcpTransport framing over a real loopback socket: messages split into many segments, large
-// messages received with a receive low-watermark, and the small messages that follow them.
+// messages received with a receive low-watermark, and the small messages that follow them;
+// messages whose tail is a pipe (spliced READ data), spliced by TCP and copied by the default.
 #include "server/transport.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -196,6 +198,114 @@ TEST(TcpTransport, OversizedAndMalformedFrames) {
         if (r) co_return;
         EXPECT_EQ(r.status(), NtStatus::InvalidParameter);
     });
+}
+
+// A pipe holding `data` as spliced READ data would (written, not spliced, for the test).
+io::SplicePipe pipe_holding(io::PipePool& pool, const std::vector<uint8_t>& data) {
+    io::SplicePipe pipe = pool.acquire(0, data.size());
+    if (!pipe) return pipe;
+    size_t off = 0;
+    while (off < data.size()) {
+        ssize_t n = ::write(pipe.write_fd(), data.data() + off, data.size() - off);
+        if (n <= 0) break;
+        off += size_t(n);
+    }
+    pipe.added(off);
+    return pipe;
+}
+
+// Header fragments, then 1 MiB from a pipe, into a socket whose peer reads slowly from a
+// small buffer (the splice waits for writability many times), then an ordinary message: the
+// peer sees two whole, correctly framed messages in order, and the pipe is empty.
+TEST(TcpTransport, MessageWithAPipeTail) {
+    auto pool = io::PipePool::make("test");
+    const auto data = framed(io::PipePool::kCapacity - 4, 6);  // any 1 MiB of bytes
+    io::SplicePipe pipe = pipe_holding(*pool, data);
+    if (!pipe) GTEST_SKIP() << "no 1 MiB pipe here (pipe-max-size)";
+    ASSERT_EQ(pipe.size(), data.size());
+    Pair p;
+    int small = 16 * 1024;
+    ::setsockopt(p.peer, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    const std::vector<uint8_t> head = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const std::vector<uint8_t> after = {42, 43};
+    std::vector<uint8_t> got;
+    const size_t expect = 4 + head.size() + data.size() + 4 + after.size();
+    std::thread reader([&] {
+        std::vector<uint8_t> buf(4096);
+        while (got.size() < expect) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+            ssize_t n = ::recv(p.peer, buf.data(), buf.size(), 0);
+            if (n <= 0) return;
+            got.insert(got.end(), buf.begin(), buf.begin() + n);
+        }
+    });
+    run(p, [&]() -> asio::awaitable<void> {
+        std::array<protocol::Bytes, 1> frags{
+            protocol::Bytes(reinterpret_cast<const std::byte*>(head.data()), head.size())};
+        auto st = co_await p.transport->send_with_pipe(frags, pipe);
+        EXPECT_TRUE(st);
+        EXPECT_EQ(pipe.size(), 0u);
+        std::array<protocol::Bytes, 1> next{
+            protocol::Bytes(reinterpret_cast<const std::byte*>(after.data()), after.size())};
+        EXPECT_TRUE(co_await p.transport->send(next));
+    });
+    reader.join();
+    ASSERT_EQ(got.size(), expect);
+    const size_t len = head.size() + data.size();
+    EXPECT_EQ(got[0], 0);
+    EXPECT_EQ((size_t(got[1]) << 16) | (size_t(got[2]) << 8) | got[3], len);
+    EXPECT_TRUE(std::equal(head.begin(), head.end(), got.begin() + 4));
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), got.begin() + 4 + long(head.size())));
+    const size_t second = 4 + len;
+    EXPECT_EQ(got[second + 3], after.size());
+    EXPECT_TRUE(std::equal(after.begin(), after.end(), got.begin() + long(second) + 4));
+}
+
+// A transport that cannot splice (the default send_with_pipe) gets the pipe's bytes as one more
+// fragment of an ordinary send.
+TEST(Transport, DefaultSendWithPipeCopiesThePipe) {
+    struct Recording final : Transport {
+        std::vector<uint8_t> sent;
+        asio::awaitable<Result<PoolBuffer>> receive() override {
+            co_return Error(NtStatus::NotSupported);
+        }
+        asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments) override {
+            for (auto& f : fragments) {
+                auto* b = reinterpret_cast<const uint8_t*>(f.data());
+                sent.insert(sent.end(), b, b + f.size());
+            }
+            co_return Status{};
+        }
+        TransportKind kind() const override { return TransportKind::SmbDirect; }
+        std::string peer() const override { return "test"; }
+        std::string peer_address() const override { return "test"; }
+        void close() override {}
+    } t;
+    EXPECT_FALSE(t.splices());
+    auto pool = io::PipePool::make("test");
+    const std::vector<uint8_t> data(100000, 0x5a);
+    io::SplicePipe pipe = pipe_holding(*pool, data);
+    if (!pipe) GTEST_SKIP() << "no 1 MiB pipe here (pipe-max-size)";
+    const std::vector<uint8_t> head = {7, 7, 7};
+    asio::io_context ctx;
+    bool done = false;
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            std::array<protocol::Bytes, 1> frags{
+                protocol::Bytes(reinterpret_cast<const std::byte*>(head.data()), head.size())};
+            EXPECT_TRUE(co_await t.send_with_pipe(frags, pipe));
+            done = true;
+        },
+        [](std::exception_ptr e) {
+            if (e) std::rethrow_exception(e);
+        });
+    ctx.run();
+    ASSERT_TRUE(done);
+    EXPECT_EQ(pipe.size(), 0u);
+    ASSERT_EQ(t.sent.size(), head.size() + data.size());
+    EXPECT_TRUE(std::equal(head.begin(), head.end(), t.sent.begin()));
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), t.sent.begin() + long(head.size())));
 }
 
 }  // namespace
