@@ -21,13 +21,26 @@
 
 namespace daxsmbd::dax {
 
+// One mapping inside a chunk's reserved range: libpmem2's (a file that maps with MAP_SYNC), or,
+// for a page-granular map of an ordinary file (MapOptions::require_sync false), a plain shared
+// mmap (see FileMap::map_piece for why libpmem2 is not asked to map such a file).
+struct MapPiece {
+    pmem2_map* map = nullptr;  // null: our own mmap
+    std::byte* addr = nullptr;
+    size_t len = 0;
+    bool map_sync = false;  // cache flush alone makes stores durable
+};
+
 struct Chunk {
     // The chunk's address range is reserved beyond what is mapped (`reserved` bytes from base), so
     // that growth of the file maps only the new tail behind the mapped bytes (`pieces`, in file
     // order), leaving the existing pages, their page-table entries and every pin where they are.
     pmem2_vm_reservation* rsv = nullptr;
     size_t reserved = 0;
-    std::vector<pmem2_map*> pieces;
+    // The reservation is never released (a failed mapping may have left part of it to someone
+    // else: FileMap::map_piece); it is held for good when the chunk is unmapped.
+    bool rsv_held = false;
+    std::vector<MapPiece> pieces;
     std::byte* base = nullptr;
     // Bytes mapped from base (a page multiple). Grows (release) under FileMap::mu_ while pins
     // exist; a pinner checks it (acquire) after pinning.
@@ -108,6 +121,46 @@ int64_t ns_of(const statx_timestamp& t) {
 
 std::string pmem2_error(const char* what, int rc) {
     return std::string(what) + ": " + pmem2_errormsg() + " (" + std::to_string(rc) + ")";
+}
+
+// Whether the kernel maps this file with MAP_SYNC (on a DAX file system, over persistent memory):
+// 1 yes, -1 no, 0 unknown (the probe failed for another reason: ask again next time). Asked with
+// a mapping at an address of the kernel's choosing, so a refusal leaves no trace.
+int probe_map_sync(int fd, bool writable, size_t page, std::string* why) {
+    void* p = ::mmap(nullptr, page, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                     MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
+    if (p != MAP_FAILED) {
+        ::munmap(p, page);
+        return 1;
+    }
+    if (errno == EOPNOTSUPP || errno == EINVAL) return -1;
+    if (why) *why = std::string("MAP_SYNC probe: ") + std::strerror(errno);
+    return 0;
+}
+
+// Reservations that are never released (Chunk::rsv_held), kept reachable.
+std::mutex g_held_mu;
+std::vector<pmem2_vm_reservation*> g_held_reservations;
+
+void hold_reservation(pmem2_vm_reservation* rsv) {
+    std::lock_guard lk(g_held_mu);
+    g_held_reservations.push_back(rsv);
+    Stats::global().held_reservations.add(1);
+}
+
+// After a failed MAP_FIXED mapping at [addr, addr + len) inside a reservation. Linux unmaps the
+// target range before the file system's mmap hook runs, and leaves it unmapped when the hook
+// fails; until something covers it again, any thread's mmap may be placed there (a new thread's
+// stack, a malloc arena). Covers the range again where it is entirely free. Otherwise it is
+// still ours (the call failed before unmapping) or partly someone else's by now, with no way to
+// tell: false, and the reservation must never be released, since that would unmap whatever lies
+// there.
+bool cover_after_failed_map(std::byte* addr, size_t len) {
+    void* p = ::mmap(addr, len, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == addr) return true;
+    if (p != MAP_FAILED) ::munmap(p, len);  // a kernel before 4.17 took the address as a hint
+    return false;
 }
 
 struct FlushCtx {
@@ -220,9 +273,48 @@ size_t FileMap::live_chunks() const {
     return n;
 }
 
-// Maps file bytes [file_offset, file_offset + len) at `rsv_offset` inside the reservation.
-pmem2_map* FileMap::map_piece(pmem2_vm_reservation* rsv, size_t rsv_offset, uint64_t file_offset,
-                              size_t len, std::string* why) {
+// Under mu_. Maps file bytes [file_offset, file_offset + len) at `rsv_offset` inside the
+// reservation. False when refused; `*held` then says whether the reservation must be held for
+// good instead of released (cover_after_failed_map).
+//
+// No MAP_FIXED mapping of the file may fail where it can be avoided: a failed one unmaps its range
+// first (cover_after_failed_map), and the next MAP_FIXED into that range maps the file over
+// whatever another thread put there meanwhile. libpmem2 always tries MAP_SYNC first with
+// MAP_FIXED and, refused, maps again without it: on a file that is not DAX that is exactly this
+// sequence (it killed freshly started threads by mapping the file over their stacks). So whether
+// the file maps with MAP_SYNC is probed once, without MAP_FIXED, and libpmem2 is asked only when
+// it does; an ordinary file that may be mapped page-granular (require_sync false) is mapped here
+// with one plain shared mmap, and one that may not is refused without any mapping attempt.
+bool FileMap::map_piece(pmem2_vm_reservation* rsv, size_t rsv_offset, uint64_t file_offset,
+                        size_t len, MapPiece* out, bool* held, std::string* why) {
+    std::byte* const addr =
+        static_cast<std::byte*>(pmem2_vm_reservation_get_address(rsv)) + rsv_offset;
+    if (map_sync_ == 0) {
+        map_sync_ = probe_map_sync(fd_, writable_, page_, why);
+        if (map_sync_ == 0) return false;
+    }
+    if (map_sync_ < 0 && opts_.require_sync) {
+        if (why) *why = "MAP_SYNC refused for this file (it is not on a DAX file system)";
+        return false;
+    }
+    if (map_sync_ < 0) {
+        void* p = ::mmap(addr, len, writable_ ? PROT_READ | PROT_WRITE : PROT_READ,
+                         MAP_SHARED | MAP_FIXED, fd_, off_t(file_offset));
+        if (p == MAP_FAILED) {
+            if (why) *why = std::string("mmap: ") + std::strerror(errno);
+            *held = !cover_after_failed_map(addr, len);
+            return false;
+        }
+        *out = MapPiece{nullptr, addr, len, false};
+        return true;
+    }
+    // libpmem2 checks the range against the file size before mapping; a file truncated since
+    // size_ was read is refused here instead, before any mapping is tried.
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || uint64_t(st.st_size) < file_offset + len) {
+        if (why) *why = "file shorter than the range to map (truncated meanwhile)";
+        return false;
+    }
     pmem2_config* cfg = nullptr;
     pmem2_source* src = nullptr;
     pmem2_map* map = nullptr;
@@ -235,11 +327,19 @@ pmem2_map* FileMap::map_piece(pmem2_vm_reservation* rsv, size_t rsv_offset, uint
     if (rc == 0) rc = pmem2_config_set_vm_reservation(cfg, rsv, rsv_offset);
     if (rc == 0 && !writable_) rc = pmem2_config_set_protection(cfg, PMEM2_PROT_READ);
     if (rc == 0) rc = pmem2_source_from_fd(&src, fd_);
+    const bool tried = rc == 0;
     if (rc == 0) rc = pmem2_map_new(&map, cfg, src);
     if (rc != 0 && why) *why = pmem2_error("libpmem2 mapping refused", rc);
     if (src) pmem2_source_delete(&src);
     if (cfg) pmem2_config_delete(&cfg);
-    return rc == 0 ? map : nullptr;
+    if (rc != 0) {
+        if (tried) *held = !cover_after_failed_map(addr, len);
+        return false;
+    }
+    *out =
+        MapPiece{map, static_cast<std::byte*>(pmem2_map_get_address(map)), pmem2_map_get_size(map),
+                 pmem2_map_get_store_granularity(map) != PMEM2_GRANULARITY_PAGE};
+    return true;
 }
 
 Chunk* FileMap::map_chunk(size_t index, std::string* why) {
@@ -257,9 +357,13 @@ Chunk* FileMap::map_chunk(size_t index, std::string* why) {
         if (why) *why = pmem2_error("address range reservation", rc);
         return nullptr;
     }
-    pmem2_map* map = map_piece(rsv, 0, start, len, why);
-    if (!map) {
-        pmem2_vm_reservation_delete(&rsv);
+    MapPiece piece;
+    bool held = false;
+    if (!map_piece(rsv, 0, start, len, &piece, &held, why)) {
+        if (held)
+            hold_reservation(rsv);
+        else
+            pmem2_vm_reservation_delete(&rsv);
         return nullptr;
     }
 
@@ -281,12 +385,13 @@ Chunk* FileMap::map_chunk(size_t index, std::string* why) {
     }
     c->rsv = rsv;
     c->reserved = pmem2_vm_reservation_get_size(rsv);
-    c->pieces.assign(1, map);
+    c->rsv_held = false;
+    c->pieces.assign(1, piece);
     c->base = static_cast<std::byte*>(pmem2_vm_reservation_get_address(rsv));
-    c->length.store(pmem2_map_get_size(map), std::memory_order_release);
+    c->length.store(piece.len, std::memory_order_release);
     c->file_offset = start;
     c->index = index;
-    c->map_sync = pmem2_map_get_store_granularity(map) != PMEM2_GRANULARITY_PAGE;
+    c->map_sync = piece.map_sync;
     c->reclaimed = false;
     c->prefaulted.store(0, std::memory_order_relaxed);
     c->retired.store(false, std::memory_order_seq_cst);
@@ -303,16 +408,20 @@ bool FileMap::extend_chunk(Chunk* c, uint64_t need_end) {
     const uint64_t end = std::min<uint64_t>(
         {c->file_offset + c->reserved, c->file_offset + opts_.chunk_size, mappable_end()});
     if (end < need_end || end <= c->file_offset + have) return false;
-    pmem2_map* map = map_piece(c->rsv, have, c->file_offset + have,
-                               size_t(end - c->file_offset - have), nullptr);
-    if (!map) return false;
-    if ((pmem2_map_get_store_granularity(map) != PMEM2_GRANULARITY_PAGE) != c->map_sync) {
-        // Cannot happen for one file; a chunk keeps one durability rule, so remap instead.
-        pmem2_map_delete(&map);
+    MapPiece piece;
+    bool held = false;
+    if (!map_piece(c->rsv, have, c->file_offset + have, size_t(end - c->file_offset - have), &piece,
+                   &held, nullptr)) {
+        c->rsv_held |= held;
         return false;
     }
-    c->pieces.push_back(map);
-    c->length.store(have + pmem2_map_get_size(map), std::memory_order_release);
+    if (piece.map_sync != c->map_sync) {
+        // Cannot happen for one file; a chunk keeps one durability rule, so remap instead.
+        if (piece.map) pmem2_map_delete(&piece.map);
+        return false;
+    }
+    c->pieces.push_back(piece);
+    c->length.store(have + piece.len, std::memory_order_release);
     Stats::global().extends.add(1);
     return true;
 }
@@ -331,10 +440,20 @@ void FileMap::try_reclaim(Chunk* c) {
     if (c->pins.sum(std::memory_order_seq_cst) != 0) return;
     c->reclaimed = true;
     flush_dirty_of(c, false);
-    for (auto it = c->pieces.rbegin(); it != c->pieces.rend(); ++it)
-        pmem2_map_delete(&*it);
+    // libpmem2's pieces give their range back to the reservation; ours go with its release (or
+    // are unmapped now when the reservation is held).
+    for (auto it = c->pieces.rbegin(); it != c->pieces.rend(); ++it) {
+        if (it->map)
+            pmem2_map_delete(&it->map);
+        else if (c->rsv_held)
+            ::munmap(it->addr, it->len);
+    }
     c->pieces.clear();
-    pmem2_vm_reservation_delete(&c->rsv);
+    if (c->rsv_held)
+        hold_reservation(c->rsv);
+    else
+        pmem2_vm_reservation_delete(&c->rsv);
+    c->rsv = nullptr;
     c->base = nullptr;
     c->length.store(0, std::memory_order_relaxed);
     free_chunks_.push_back(c);

@@ -1,5 +1,7 @@
 // File mappings for the DAX path: one FileMap per file (device, inode), shared by every open of
-// that file, made of fixed-size chunks mapped with libpmem2 on demand.
+// that file, made of fixed-size chunks mapped with libpmem2 on demand (a file that maps with
+// MAP_SYNC; an ordinary file mapped page-granular for tests gets a plain shared mmap instead,
+// because libpmem2's MAP_SYNC attempt on it opens a hole in the address space: map_piece).
 //
 // Chunks: chunk i maps file bytes [i*C, min((i+1)*C, mappable end)), C = MapOptions::chunk_size.
 // A file larger than any single mapping works chunk by chunk. Each chunk's mapping sits in a
@@ -82,6 +84,7 @@ struct FileStamp {
 
 class FileMap;
 struct Chunk;
+struct MapPiece;
 
 // A pinned range of one chunk. Movable; unpins when destroyed.
 class MappedRange {
@@ -188,8 +191,8 @@ class FileMap {
     void try_reclaim(Chunk* c);
     Chunk* map_chunk(size_t index, std::string* why);  // under mu_
     bool extend_chunk(Chunk* c, uint64_t need_end);    // under mu_
-    pmem2_map* map_piece(pmem2_vm_reservation* rsv, size_t rsv_offset, uint64_t file_offset,
-                         size_t len, std::string* why);
+    bool map_piece(pmem2_vm_reservation* rsv, size_t rsv_offset, uint64_t file_offset, size_t len,
+                   MapPiece* out, bool* held, std::string* why);  // under mu_
     uint64_t mappable_end() const;
     void mark_dirty(size_t index, uint64_t chunk_off, size_t len);
     bool flush_dirty_of(Chunk* c, bool clear);
@@ -207,7 +210,8 @@ class FileMap {
     std::atomic<uint64_t> size_;
     std::unique_ptr<Slot[]> slots_;
 
-    mutable std::mutex mu_;           // publishing/retiring chunks, growth, the free list
+    mutable std::mutex mu_;  // publishing/retiring chunks, growth, the free list
+    int map_sync_ = 0;       // under mu_: the file maps with MAP_SYNC (1), not (-1), unknown
     std::vector<Chunk*> all_chunks_;  // every Chunk object ever made (freed by ~FileMap)
     std::vector<Chunk*> free_chunks_;
 };

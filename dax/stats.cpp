@@ -9,7 +9,8 @@ std::string StatsSnapshot::to_string() const {
            " media_errors=" + std::to_string(media_errors) + " maps=" + std::to_string(maps) +
            " unmaps=" + std::to_string(unmaps) + " extends=" + std::to_string(extends) +
            " prefaults=" + std::to_string(prefaults) +
-           " map_cache_hits=" + std::to_string(map_cache_hits);
+           " map_cache_hits=" + std::to_string(map_cache_hits) +
+           " held_reservations=" + std::to_string(held_reservations);
 }
 
 Stats& Stats::global() {
@@ -31,6 +32,7 @@ StatsSnapshot Stats::snapshot() const {
     s.extends = extends.sum();
     s.prefaults = prefaults.sum();
     s.map_cache_hits = map_cache_hits.sum();
+    s.held_reservations = held_reservations.sum();
     return s;
 }
 

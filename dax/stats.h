@@ -22,6 +22,9 @@ struct StatsSnapshot {
     int64_t extends = 0;         // chunk mappings grown in place (appends; no remap)
     int64_t prefaults = 0;       // chunk ranges whose page tables were populated ahead (prefault)
     int64_t map_cache_hits = 0;  // opens that found their file's map cached, still valid
+    // Address ranges kept reserved for good after a failed mapping left part of them to another
+    // mapping (releasing them would unmap that one; mapping.cpp, map_piece).
+    int64_t held_reservations = 0;
 
     // "dax: reads=... read_bytes=... ..." (one line, key=value).
     std::string to_string() const;
@@ -32,7 +35,7 @@ class Stats {
     static Stats& global();
 
     ShardedCounter reads, read_bytes, writes, write_bytes, persists, fallbacks, media_errors, maps,
-        unmaps, extends, prefaults, map_cache_hits;
+        unmaps, extends, prefaults, map_cache_hits, held_reservations;
 
     StatsSnapshot snapshot() const;
 };
