@@ -27,8 +27,6 @@ cp "$VM_ROOT/tests/bench/dax_bench_guest.sh" "$STAGE/"
 echo "${BENCH_SECONDS:-4}" >"$STAGE/seconds"
 echo "${BENCH_REPS:-2}" >"$STAGE/reps"
 [ -z "${BENCH_JOBS:-}" ] || cp "$BENCH_JOBS" "$STAGE/jobs"
-# BENCH_MODES (experiments): the servers the jobs run on, e.g. "on copy" (dax_bench_guest.sh).
-[ -z "${BENCH_MODES:-}" ] || echo "$BENCH_MODES" >"$STAGE/modes"
 VM_TIMEOUT=900 "$SHARED_DIR/vm/run-in-vm.sh" "$STAGE/dax_bench_guest.sh" "$STAGE"
 
 /usr/bin/python3 - "$STAGE" >"$OUT" <<'PY'

@@ -19,12 +19,12 @@ mkdir -p /mnt/pmem/share && chmod 777 /mnt/pmem/share
 echo "guest CPU flags: $(grep -o -w -E 'clwb|clflushopt|clflush' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 
 declare -A SPIDS PORTS
-# start NAME PORT DAX FLUSH [SHARE-LINE]: a daxsmbd in the background; false when it does not
-# start (a flush instruction the CPU lacks stops it).
+# start NAME PORT DAX FLUSH: a daxsmbd in the background; false when it does not start (a flush
+# instruction the CPU lacks stops it).
 start() {
     local name=$1 port=$2 log=$H/daxsmbd-$1.log
-    printf '[global]\nsmb ports = %s\ninterfaces = 127.0.0.1\nuser database = /tmp/users.db\nlog level = 1\n[b]\npath = /mnt/pmem/share\nread only = no\ndax = %s\ndax flush = %s\n%s\n' \
-        "$port" "$3" "$4" "${5:-}" >"/tmp/$name.conf"
+    printf '[global]\nsmb ports = %s\ninterfaces = 127.0.0.1\nuser database = /tmp/users.db\nlog level = 1\n[b]\npath = /mnt/pmem/share\nread only = no\ndax = %s\ndax flush = %s\n' \
+        "$port" "$3" "$4" >"/tmp/$name.conf"
     [ -f /tmp/users.db ] || echo "$USER_PASS" | "$ADMIN" -s "/tmp/$name.conf" user add "$USER_NAME"
     "$DAXSMBD" -s "/tmp/$name.conf" -F >"$log" 2>&1 &
     local pid=$!
@@ -77,13 +77,6 @@ if [ -s "$H/jobs" ]; then mapfile -t JOBS <"$H/jobs"; fi
 
 start on 10445 on auto || exit 1
 start off 10446 off auto || exit 1
-# $H/modes (optional, for experiments): the servers the jobs run on, in order; "copy" is a
-# "dax = on" server with "use sendfile = no" (every READ copied out of the mapping).
-MODES="on off"
-if [ -s "$H/modes" ]; then
-    MODES=$(cat "$H/modes")
-    case " $MODES " in *" copy "*) start copy 10451 on auto "use sendfile = no" || exit 1 ;; esac
-fi
 FLUSHES=()
 port=10447
 for k in clwb clflushopt clflush ntstore; do
@@ -94,7 +87,7 @@ done
 grep -h 'DAX active\|not a DAX\|dax = off' "$H"/daxsmbd-on.log "$H"/daxsmbd-off.log | sed 's/^/   /'
 
 # The files are written once, through the block path, and then reused by every run.
-for prefix in on off flush copy; do
+for prefix in on off flush; do
     for f in "${R4K[*]}" "${SEQ[*]}" "--size 4m --file small.dat"; do
         # shellcheck disable=SC2086
         "$LOAD" --port "${PORTS[off]}" --share b --user "$USER_NAME" --password "$USER_PASS" \
@@ -104,8 +97,8 @@ done
 echo "   [$(elapsed)] files prepared"
 
 for rep in $(seq "$REPS"); do
-    order=$MODES
-    [ $((rep % 2)) = 0 ] && order=$(echo "$MODES" | tr ' ' '\n' | tac | tr '\n' ' ')
+    order="on off"
+    [ $((rep % 2)) = 0 ] && order="off on"
     for job in "${JOBS[@]}"; do
         read -r -a args <<<"$job"
         for mode in $order; do
@@ -118,11 +111,11 @@ for rep in $(seq "$REPS"); do
         run "flush-$k" "flush-$k" "$rep" --op randwrite --write-through --conns 1 "${R4K[@]}"
     done
 done
-for s in $MODES; do
+for s in on off; do
     kill -USR1 "${SPIDS[$s]}"
 done
 sleep 1
-for s in $MODES; do
+for s in on off; do
     echo "   $s: $(grep -o 'dax: .*' "$H/daxsmbd-$s.log" | tail -1)"
 done
 for s in "${!SPIDS[@]}"; do
