@@ -50,23 +50,17 @@ asio::awaitable<Result<size_t>> DaxDataPath::read(Caller c, PoolBuffer& buf, siz
 }
 
 Result<MappedData> DaxDataPath::read_mapped(Caller, size_t len, uint64_t offset) {
-    // The pins travel with the response until the transport sent it, and with them the map: a
-    // CLOSE meanwhile drops this path, and perhaps the last other reference to the map.
-    struct Pinned {
-        std::shared_ptr<dax::FileMap> map;  // declared first: outlives the pins
-        std::vector<dax::MappedRange> pins;
-    };
-    auto held = std::make_shared<Pinned>();
-    held->map = map_;
-    dax::IoResult d = map_->pin_read(offset, len, held->pins);
+    // The pins travel with the response (MappedData keeps them) until the transport sent it.
+    auto pins = std::make_shared<std::vector<dax::MappedRange>>();
+    dax::IoResult d = map_->pin_read(offset, len, *pins);
     // Not servable here: read() tries the mapping the usual way and falls back (logged there).
     if (d.outcome != dax::IoOutcome::Done) return Error(NtStatus::NotSupported);
     if (d.bytes) served_from_map(offset, false);
     std::vector<protocol::Bytes> spans;
-    spans.reserve(held->pins.size());
-    for (const auto& r : held->pins)
+    spans.reserve(pins->size());
+    for (const auto& r : *pins)
         spans.push_back(r.bytes());
-    return MappedData(std::move(spans), std::move(held));
+    return MappedData(std::move(spans), std::move(pins));
 }
 
 asio::awaitable<Result<size_t>> DaxDataPath::write(Caller c, protocol::Bytes data, uint64_t offset,

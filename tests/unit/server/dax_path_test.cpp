@@ -211,31 +211,6 @@ TEST_F(DaxPath, MappedReadsArePinnedAndSurviveATruncation) {
     EXPECT_EQ(map_->live_chunks(), 0u);
 }
 
-// The pins hold their FileMap: a CLOSE (the open's data path and its map reference gone) while
-// the READ's response is still being sent must not free the map under the pins.
-TEST_F(DaxPath, MappedDataKeepsItsMapAlive) {
-    const auto big = pattern(128 * 1024, 10);
-    ASSERT_EQ(::pwrite(fd_, big.data(), big.size(), 0), ssize_t(big.size()));
-    auto own = dax::FileMap::create(fd_, test_map_options());
-    ASSERT_TRUE(own);
-    std::weak_ptr<dax::FileMap> watch = own;
-    auto sender =
-        std::make_shared<DaxDataPath>(own, BlockDataPath::open(fd_, {}), BackgroundRunner{}, true);
-    own.reset();
-    run([&](Engine& e) -> asio::awaitable<void> {
-        auto m = sender->read_mapped(e, 128 * 1024, 0);
-        EXPECT_TRUE(m && m->size() == 128u * 1024);
-        if (!m) co_return;
-        sender.reset();  // CLOSE
-        EXPECT_FALSE(watch.expired());
-        PoolBuffer copy;
-        EXPECT_TRUE(m->copy_out(copy));
-        EXPECT_EQ(std::memcmp(copy.data(), big.data(), big.size()), 0);
-        m->reset();  // sent
-        EXPECT_TRUE(watch.expired());
-    });
-}
-
 // Writes without write-through stay dirty in the map until FLUSH (persist, then the block
 // path's fsync) or CLOSE (persist).
 TEST_F(DaxPath, FlushAndClosePersist) {
