@@ -615,40 +615,6 @@ IoResult FileMap::read(uint64_t offset, std::span<std::byte> dst) {
     return res;
 }
 
-IoResult FileMap::pin_read(uint64_t offset, size_t len, std::vector<MappedRange>& out) {
-    IoResult res;
-    out.clear();
-    if (offset + len > size()) refresh_size();
-    const uint64_t sz = size();
-    if (offset >= sz || len == 0) {
-        res.outcome = IoOutcome::Done;
-        return res;
-    }
-    const size_t n = size_t(std::min<uint64_t>(len, sz - offset));
-    if (offset + n > mappable_end()) {
-        res.why = "range reaches into the partial last page";
-        res.routine = true;
-        return res;
-    }
-    size_t done = 0;
-    while (done < n) {
-        auto r = pin(offset + done, n - done, false, &res.why);
-        if (!r) {
-            out.clear();
-            return res;
-        }
-        done += r->bytes().size();
-        out.push_back(std::move(*r));
-    }
-    res.outcome = IoOutcome::Done;
-    res.bytes = n;
-    auto& stats = Stats::global();
-    stats.reads.add(1);
-    stats.read_bytes.add(int64_t(n));
-    stats.pinned_reads.add(1);
-    return res;
-}
-
 bool FileMap::grow_to(uint64_t offset, uint64_t end, bool durable, std::string* why) {
     std::lock_guard lk(mu_);
     if (end <= size()) return true;

@@ -140,12 +140,6 @@ class FileMap {
     // READ: copies file bytes at `offset` into `dst`, stopping at end of file (bytes = 0 at or
     // past it). All or nothing: a range the mapping cannot serve entirely is a Fallback.
     IoResult read(uint64_t offset, std::span<std::byte> dst);
-    // READ without a copy: pins the file bytes at `offset` (up to `len`, stopping at end of file)
-    // into `out`, one MappedRange per chunk, for the caller to send from (the pins keep the
-    // mapping; a truncation meanwhile turns the pages past the new end into faults for whoever
-    // reads them, which a kernel copy reports as EFAULT). Done with `bytes` (0 at or past the end
-    // of file), or a Fallback where read() would give one, not counted: read() then counts it.
-    IoResult pin_read(uint64_t offset, size_t len, std::vector<MappedRange>& out);
     // WRITE: copies `src` into the file at `offset`, allocating (fallocate) when it grows the
     // file. write_through: flushed and fenced (durable) before returning.
     IoResult write(uint64_t offset, std::span<const std::byte> src, bool write_through);

@@ -3,10 +3,9 @@
 namespace daxsmbd::dax {
 
 std::string StatsSnapshot::to_string() const {
-    return "dax: reads=" + std::to_string(reads) + " pinned_reads=" + std::to_string(pinned_reads) +
-           " read_bytes=" + std::to_string(read_bytes) + " writes=" + std::to_string(writes) +
-           " write_bytes=" + std::to_string(write_bytes) + " persists=" + std::to_string(persists) +
-           " fallbacks=" + std::to_string(fallbacks) +
+    return "dax: reads=" + std::to_string(reads) + " read_bytes=" + std::to_string(read_bytes) +
+           " writes=" + std::to_string(writes) + " write_bytes=" + std::to_string(write_bytes) +
+           " persists=" + std::to_string(persists) + " fallbacks=" + std::to_string(fallbacks) +
            " media_errors=" + std::to_string(media_errors) + " maps=" + std::to_string(maps) +
            " unmaps=" + std::to_string(unmaps) + " extends=" + std::to_string(extends) +
            " prefaults=" + std::to_string(prefaults) +
@@ -22,7 +21,6 @@ Stats& Stats::global() {
 StatsSnapshot Stats::snapshot() const {
     StatsSnapshot s;
     s.reads = reads.sum();
-    s.pinned_reads = pinned_reads.sum();
     s.read_bytes = read_bytes.sum();
     s.writes = writes.sum();
     s.write_bytes = write_bytes.sum();

@@ -10,8 +10,7 @@
 namespace daxsmbd::dax {
 
 struct StatsSnapshot {
-    int64_t reads = 0;         // READs served from a mapping
-    int64_t pinned_reads = 0;  // of them: sent from the mapping without a copy (pin_read)
+    int64_t reads = 0;  // READs served from a mapping
     int64_t read_bytes = 0;
     int64_t writes = 0;  // WRITEs copied into a mapping
     int64_t write_bytes = 0;
@@ -35,8 +34,8 @@ class Stats {
   public:
     static Stats& global();
 
-    ShardedCounter reads, pinned_reads, read_bytes, writes, write_bytes, persists, fallbacks,
-        media_errors, maps, unmaps, extends, prefaults, map_cache_hits, held_reservations;
+    ShardedCounter reads, read_bytes, writes, write_bytes, persists, fallbacks, media_errors, maps,
+        unmaps, extends, prefaults, map_cache_hits, held_reservations;
 
     StatsSnapshot snapshot() const;
 };

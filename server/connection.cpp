@@ -306,18 +306,6 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
             }
             el.spliced.reset();
         }
-        // The same for data that was to be sent from a DAX mapping: copied out under the media
-        // guard (encrypting in place must never write into the file's mapping).
-        if (el.mapped && (seal_with || el.sign || out.size() > 1)) {
-            if (!el.mapped.copy_out(el.data)) {
-                log_error("conn ", id, " ", transport->peer(),
-                          ": a READ's mapped data faulted (media error or truncation)");
-                out.clear();
-                close("mapped read failed");
-                co_return;
-            }
-            el.mapped.reset();
-        }
     }
     for (size_t i = 0; i < out.size(); ++i) {
         auto& el = out[i];
@@ -370,8 +358,6 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
     for (auto& el : out) {
         frags.push_back(Bytes(el.bytes));
         if (el.data) frags.push_back(el.data.span());
-        for (Bytes s : el.mapped.spans())
-            frags.push_back(s);
     }
     // Only a lone element can carry a pipe here (see above).
     Status st;
@@ -824,11 +810,9 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
         write_error_body(el.bytes, ctx.error_context_count, ctx.error_data);
         ctx.data_fragment.reset();
         ctx.spliced_data.reset();
-        ctx.mapped_data.reset();
     }
     el.data = std::move(ctx.data_fragment);
     el.spliced = std::move(ctx.spliced_data);
-    el.mapped = std::move(ctx.mapped_data);
     bool async = ctx.is_async();
     uint16_t granted = async ? 0 : grant_credits(hdr);
     uint64_t sid = ctx.response_session_id.value_or(ctx.session_id);

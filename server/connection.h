@@ -110,8 +110,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
         // Instead of `data`: READ data in a pipe, sent by the transport without a copy
         // (RequestContext::data_may_be_spliced says when).
         io::SplicePipe spliced;
-        // Or READ data sent from a DAX mapping (its pins held until sent; mapped_data.h).
-        io::MappedData mapped;
         std::shared_ptr<auth::Signer> signer;  // the channel's, or RequestContext::response_signer
         bool sign = false;
         // The EncryptionKey (and its session) that seals the message this element goes out in

@@ -17,7 +17,6 @@
 #include "protocol/bytes.h"
 #include "protocol/header.h"
 #include "server/buffer_pool.h"
-#include "server/io/mapped_data.h"
 #include "server/io/splice_pipe.h"
 #include "server/state/open.h"
 #include "server/state/session.h"
@@ -91,8 +90,6 @@ class RequestContext {
     // `spliced_data` (file pages referenced by a pipe) instead of `data_fragment`.
     bool data_may_be_spliced = false;
     io::SplicePipe spliced_data;
-    // Or, on a DAX path, READ data sent from the file's mapping (same rule, mapped_data.h).
-    io::MappedData mapped_data;
     // Called with the final response message bytes (after signing), e.g. for the preauth hash.
     std::function<void(protocol::Bytes)> on_response;
     // Sign this response even if the dispatcher would not (final SESSION_SETUP, 3.3.5.5.3).

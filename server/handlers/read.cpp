@@ -110,14 +110,7 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     // Large reads on a buffered block path go page cache -> pipe -> transport when nothing needs
     // the bytes here (Samba's "use sendfile"); the rest, and any read the pipe cannot take, are
     // read into a pool buffer.
-    if (ctx.data_may_be_spliced && data->sends_mapped(req->length)) {
-        // DAX: the response's gather list points into the file's mapping (mapped_data.h).
-        if (auto mapped = data->read_mapped({ctx.io(), open->path}, req->length, offset)) {
-            bytes = mapped->size();
-            ctx.mapped_data = std::move(*mapped);
-        }
-    }
-    if (!ctx.mapped_data && ctx.data_may_be_spliced && data->splices(req->length)) {
+    if (ctx.data_may_be_spliced && data->splices(req->length)) {
         auto piped = co_await data->read_to_pipe({ctx.io(), open->path}, req->length, offset);
         if (piped) {
             bytes = piped->size();
@@ -128,7 +121,7 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
             co_return piped.status();
         }
     }
-    if (!ctx.spliced_data && !ctx.mapped_data) {
+    if (!ctx.spliced_data) {
         PoolBuffer buf = BufferPool::global().acquire(req->length);
         auto r = co_await data->read({ctx.io(), open->path}, buf, req->length, offset);
         if (!r) {
@@ -144,7 +137,6 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     if (bytes == 0 || bytes < req->minimum_count) {
         ctx.data_fragment.reset();
         ctx.spliced_data.reset();
-        ctx.mapped_data.reset();
         co_return NtStatus::EndOfFile;
     }
 

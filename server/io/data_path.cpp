@@ -41,12 +41,7 @@ std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
                  "' (not a regular file or no usable descriptor)");
         return block;
     }
-    return std::make_shared<DaxDataPath>(std::move(map), std::move(block), std::move(background),
-                                         share.config.use_sendfile);
-}
-
-Result<MappedData> DataPath::read_mapped(Caller, size_t, uint64_t) {
-    return Error(NtStatus::NotSupported);
+    return std::make_shared<DaxDataPath>(std::move(map), std::move(block), std::move(background));
 }
 
 asio::awaitable<Result<SplicePipe>> DataPath::read_to_pipe(Caller, size_t, uint64_t) {

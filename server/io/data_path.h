@@ -28,7 +28,6 @@
 #include "protocol/bytes.h"
 #include "protocol/result.h"
 #include "server/buffer_pool.h"
-#include "server/io/mapped_data.h"
 #include "server/io/splice_pipe.h"
 
 namespace daxsmbd::dax {
@@ -81,14 +80,6 @@ class DataPath {
     // reached, none at or past it. Fails with NotSupported when this read cannot be spliced
     // now (no pipe to be had, the file refuses splice): the caller then uses read().
     virtual asio::awaitable<Result<SplicePipe>> read_to_pipe(Caller c, size_t len, uint64_t offset);
-    // Whether read_mapped() may serve a read of `len` bytes: a DAX path of a share with
-    // "use sendfile" and a length worth it. Asked under the same rule as splices().
-    virtual bool sends_mapped(size_t /*len*/) const { return false; }
-    // Pins `len` bytes at `offset` of the file's mapping for the transport to send from
-    // (mapped_data.h): fewer bytes than `len` only at the end of file, none at or past it. Fails
-    // with NotSupported when the mapping cannot serve this range: the caller then uses read().
-    // A memory operation: no waiting.
-    virtual Result<MappedData> read_mapped(Caller c, size_t len, uint64_t offset);
     // Writes all of `data` at `offset` (short writes are continued). With mode.write_through the
     // call completes only after the data is durable.
     virtual asio::awaitable<Result<size_t>> write(Caller c, protocol::Bytes data, uint64_t offset,

@@ -20,11 +20,8 @@ void log_fallback(const char* op, std::string_view path, uint64_t offset, const 
 }  // namespace
 
 DaxDataPath::DaxDataPath(std::shared_ptr<dax::FileMap> map, std::shared_ptr<DataPath> block,
-                         BackgroundRunner background, bool send_mapped)
-    : map_(std::move(map)),
-      block_(std::move(block)),
-      background_(std::move(background)),
-      send_mapped_(send_mapped) {}
+                         BackgroundRunner background)
+    : map_(std::move(map)), block_(std::move(block)), background_(std::move(background)) {}
 
 void DaxDataPath::served_from_map(uint64_t offset, bool write) {
     if (write && !wrote_.exchange(true, std::memory_order_relaxed)) map_->touch_mtime();
@@ -47,20 +44,6 @@ asio::awaitable<Result<size_t>> DaxDataPath::read(Caller c, PoolBuffer& buf, siz
     }
     log_fallback("READ", c.path, offset, d);
     co_return co_await block_->read(c, buf, len, offset);
-}
-
-Result<MappedData> DaxDataPath::read_mapped(Caller, size_t len, uint64_t offset) {
-    // The pins travel with the response (MappedData keeps them) until the transport sent it.
-    auto pins = std::make_shared<std::vector<dax::MappedRange>>();
-    dax::IoResult d = map_->pin_read(offset, len, *pins);
-    // Not servable here: read() tries the mapping the usual way and falls back (logged there).
-    if (d.outcome != dax::IoOutcome::Done) return Error(NtStatus::NotSupported);
-    if (d.bytes) served_from_map(offset, false);
-    std::vector<protocol::Bytes> spans;
-    spans.reserve(pins->size());
-    for (const auto& r : *pins)
-        spans.push_back(r.bytes());
-    return MappedData(std::move(spans), std::move(pins));
 }
 
 asio::awaitable<Result<size_t>> DaxDataPath::write(Caller c, protocol::Bytes data, uint64_t offset,

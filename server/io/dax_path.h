@@ -6,9 +6,6 @@
 // own DaxDataPath around it, with its own block path for the fallbacks:
 //   - READ: the mapping serves whatever lies in whole mapped pages; a range reaching into the
 //     partial last page or beyond the chunk table, or a mapping that cannot be made, falls back.
-//     Large READs that nothing needs in user space (not signed, not encrypted, alone) are sent
-//     from the mapping without a copy when the share has "use sendfile" (read_mapped,
-//     mapped_data.h); the others are copied into the response's pool buffer.
 //   - WRITE: writes to the end of file (FILE_WRITE_TO_END_OF_FILE), writes of append-only opens
 //     and writes starting past the mapped size (they leave a gap, which the handler's DISK_FULL
 //     rule looks at) use the block path without trying the mapping; the rest is copied into the
@@ -39,21 +36,14 @@ namespace daxsmbd::server::io {
 
 class DaxDataPath final : public DataPath {
   public:
-    // READs of at least this many bytes are sent from the mapping (send_mapped), as the block
-    // path splices from 64 KiB: below it, the copy costs less than the pins and the gather list.
-    static constexpr size_t kSendMappedFrom = 64 * 1024;
-
     // `block`: the open's block path, for everything the mapping does not serve; `background`:
-    // where prefaults run (none: no prefault); `send_mapped`: large READs may be sent from the
-    // mapping ("use sendfile").
+    // where prefaults run (none: no prefault).
     DaxDataPath(std::shared_ptr<dax::FileMap> map, std::shared_ptr<DataPath> block,
-                BackgroundRunner background = {}, bool send_mapped = false);
+                BackgroundRunner background = {});
 
     std::string_view name() const override { return "dax"; }
     asio::awaitable<Result<size_t>> read(Caller c, PoolBuffer& buf, size_t len,
                                          uint64_t offset) override;
-    bool sends_mapped(size_t len) const override { return send_mapped_ && len >= kSendMappedFrom; }
-    Result<MappedData> read_mapped(Caller c, size_t len, uint64_t offset) override;
     asio::awaitable<Result<size_t>> write(Caller c, protocol::Bytes data, uint64_t offset,
                                           WriteMode mode) override;
     asio::awaitable<Status> flush(Caller c) override;
@@ -71,7 +61,6 @@ class DaxDataPath final : public DataPath {
     std::shared_ptr<dax::FileMap> map_;
     std::shared_ptr<DataPath> block_;
     BackgroundRunner background_;
-    const bool send_mapped_;
     std::atomic<bool> wrote_{false};  // a WRITE of this open went through the mapping
 };
 

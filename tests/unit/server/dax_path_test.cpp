@@ -4,9 +4,7 @@
 // truncation reaching the shared map, and open_data_path()'s choice of path.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -158,57 +156,6 @@ TEST_F(DaxPath, PartialLastPageReadFallsBack) {
         EXPECT_TRUE(r && std::memcmp(buf.data(), content_.data() + 4096, 4096) == 0 &&
                     std::memcmp(buf.data() + 4096, tail.data(), 100) == 0);
     });
-}
-
-// read_mapped: large reads are handed out as pinned pieces of the mapping (one per chunk); a
-// truncation while they are held neither unmaps them nor crashes anyone: a kernel copy of the
-// lost pages (the transport's send) fails with EFAULT, a user-space copy (copy_out) reports
-// the fault instead of raising SIGBUS.
-TEST_F(DaxPath, MappedReadsArePinnedAndSurviveATruncation) {
-    const auto big = pattern(256 * 1024, 9);
-    ASSERT_EQ(::pwrite(fd_, big.data(), big.size(), 0), ssize_t(big.size()));
-    map_->invalidate();  // the file grew outside the map
-    auto plain = std::make_shared<DaxDataPath>(map_, BlockDataPath::open(fd_, {}));
-    EXPECT_FALSE(plain->sends_mapped(1 << 20));  // "use sendfile" off
-    auto sender =
-        std::make_shared<DaxDataPath>(map_, BlockDataPath::open(fd_, {}), BackgroundRunner{}, true);
-    EXPECT_FALSE(sender->sends_mapped(DaxDataPath::kSendMappedFrom - 1));
-    ASSERT_TRUE(sender->sends_mapped(DaxDataPath::kSendMappedFrom));
-    run([&](Engine& e) -> asio::awaitable<void> {
-        const auto before = stats();
-        auto m = sender->read_mapped(e, 200 * 1024, 16 * 1024);
-        EXPECT_TRUE(m);
-        if (!m) co_return;
-        EXPECT_EQ(m->size(), 200u * 1024);
-        EXPECT_EQ(m->spans().size(), 4u);  // 64 KiB chunks
-        EXPECT_EQ(stats().pinned_reads - before.pinned_reads, 1);
-        PoolBuffer copy;
-        EXPECT_TRUE(m->copy_out(copy));
-        EXPECT_EQ(std::memcmp(copy.data(), big.data() + 16 * 1024, 200 * 1024), 0);
-        // At and past the end of file: nothing, or what is left.
-        auto at_end = sender->read_mapped(e, 128 * 1024, big.size());
-        EXPECT_TRUE(at_end && at_end->size() == 0);
-        auto tail = sender->read_mapped(e, 128 * 1024, big.size() - 64 * 1024);
-        EXPECT_TRUE(tail && tail->size() == 64u * 1024);
-
-        EXPECT_EQ(::ftruncate(fd_, 0), 0);
-        sender->truncated(0);
-        EXPECT_EQ(map_->live_chunks(), 0u);  // retired, still mapped for the pins
-        int sv[2];
-        EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-        std::vector<iovec> iov;
-        for (auto s : m->spans())
-            iov.push_back({const_cast<std::byte*>(s.data()), s.size()});
-        errno = 0;
-        const ssize_t n = ::writev(sv[0], iov.data(), int(iov.size()));
-        EXPECT_TRUE(n < 0 ? errno == EFAULT : size_t(n) < m->size()) << n;
-        ::close(sv[0]);
-        ::close(sv[1]);
-        EXPECT_FALSE(m->copy_out(copy));
-        m->reset();
-        tail->reset();
-    });
-    EXPECT_EQ(map_->live_chunks(), 0u);
 }
 
 // Writes without write-through stay dirty in the map until FLUSH (persist, then the block
