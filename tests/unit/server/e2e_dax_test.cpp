@@ -16,6 +16,7 @@
 #include "dax/stats.h"
 #include "protocol/access_mask.h"
 #include "protocol/ioctl.h"
+#include "protocol/read.h"
 #include "protocol/write.h"
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
@@ -73,6 +74,106 @@ TEST_F(E2eDax, WriteAndReadAreServedFromTheMapping) {
     ASSERT_TRUE(c_->close(cr.body.file_id).ok());
     EXPECT_GT(stats().persists, mid.persists);
     EXPECT_EQ(file_contents(local("a.bin")), data);
+}
+
+// READs of every shape are served from the mapping with the file's bytes: large ones up to the
+// end of file and across chunks, small ones, signed, encrypted (sealed in the response's pool
+// buffer, the file untouched) and compound ones; one reaching into the partial last page goes
+// to the block path.
+TEST_F(E2eDax, ReadsOfEveryShapeAreServedFromTheMapping) {
+    auto cr = c_->open("m.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_TRUE(cr.ok());
+    ByteVector data = pattern(200 * 1024, 5);  // 50 pages over four chunks
+    ASSERT_TRUE(c_->write(cr.body.file_id, 0, data).ok());
+    const auto& id = cr.body.file_id;
+
+    auto before = stats();
+    auto r = c_->read(id, 0, 256 * 1024);  // stops at the end of file
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), r.body.data.begin(), r.body.data.end()));
+    EXPECT_EQ(stats().reads - before.reads, 1);
+
+    before = stats();
+    r = c_->read(id, 100 * 1024, 64 * 1024);  // across a chunk boundary
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(std::equal(data.begin() + 100 * 1024, data.begin() + 164 * 1024,
+                           r.body.data.begin(), r.body.data.end()));
+    EXPECT_EQ(stats().reads - before.reads, 1);
+
+    before = stats();
+    r = c_->read(id, 4096, 4096);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(std::equal(data.begin() + 4096, data.begin() + 8192, r.body.data.begin(),
+                           r.body.data.end()));
+    EXPECT_EQ(stats().reads - before.reads, 1);
+
+    EXPECT_EQ(c_->read(id, 300 * 1024, 64 * 1024).status, NtStatus::EndOfFile);
+
+    // Signed.
+    c_->options().force_sign = true;
+    before = stats();
+    r = c_->read(id, 0, 128 * 1024);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r.signature_verified);
+    EXPECT_TRUE(std::equal(data.begin(), data.begin() + 128 * 1024, r.body.data.begin(),
+                           r.body.data.end()));
+    EXPECT_EQ(stats().reads - before.reads, 1);
+    c_->options().force_sign = false;
+
+    // Encrypted: sealed in place in a pool buffer, never in the file's mapping.
+    {
+        ClientOptions co;
+        co.encrypt = true;
+        Smb2Client e(co);
+        ASSERT_TRUE(e.connect("127.0.0.1", server_.port()));
+        NegotiateOptions n;
+        n.ciphers = {cipher::kAes128Gcm};
+        ASSERT_TRUE(e.negotiate(n).ok());
+        ASSERT_TRUE(e.session_setup("alice", "pw").ok());
+        ASSERT_TRUE(e.tree_connect("data").ok());
+        ASSERT_TRUE(e.can_encrypt());
+        auto ecr = e.open("m.bin", am::kFileGenericRead, create_disposition::kOpen);
+        ASSERT_TRUE(ecr.ok());
+        before = stats();
+        r = e.read(ecr.body.file_id, 0, 128 * 1024);
+        ASSERT_TRUE(r.ok());
+        EXPECT_TRUE(r.encrypted);
+        EXPECT_TRUE(std::equal(data.begin(), data.begin() + 128 * 1024, r.body.data.begin(),
+                               r.body.data.end()));
+        EXPECT_EQ(stats().reads - before.reads, 1);
+    }
+    EXPECT_TRUE(file_contents(local("m.bin")) == data);  // the file is untouched
+
+    // In a compound.
+    ReadRequest rd;
+    rd.file_id = id;
+    rd.length = 64 * 1024;
+    CallOptions copt;
+    copt.payload = rd.length;
+    ReadRequest rd2 = rd;
+    rd2.offset = 64 * 1024;
+    before = stats();
+    auto replies = c_->compound().add(Command::Read, rd, copt).add(Command::Read, rd2, copt).run();
+    ASSERT_EQ(replies.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+        ASSERT_EQ(replies[i].status, NtStatus::Success);
+        auto body = replies[i].parse<ReadResponse>();
+        ASSERT_TRUE(body);
+        EXPECT_TRUE(std::equal(data.begin() + i * 64 * 1024, data.begin() + (i + 1) * 64 * 1024,
+                               body->data.begin(), body->data.end()));
+    }
+    EXPECT_EQ(stats().reads - before.reads, 2);
+
+    // A file ending inside a page: the mapping cannot serve its last page; the block path does.
+    ByteVector tail = pattern(1000, 6);
+    ASSERT_TRUE(c_->write(id, data.size(), tail).ok());
+    before = stats();
+    r = c_->read(id, 128 * 1024, 128 * 1024);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r.body.data.size(), data.size() - 128 * 1024 + tail.size());
+    EXPECT_TRUE(std::equal(tail.begin(), tail.end(), r.body.data.end() - tail.size()));
+    EXPECT_EQ(stats().fallbacks - before.fallbacks, 1);
+    ASSERT_TRUE(c_->close(id).ok());
 }
 
 TEST_F(E2eDax, WriteThroughAndFlushPersist) {
