@@ -232,20 +232,23 @@ TEST(DaxAddressSpace, NoFixedMappingOfTheFileFails) {
 // When a fixed mapping into a chunk's reserved range fails after all, and what the failure
 // unmapped was taken by someone else meanwhile, the reservation is never released (that would
 // unmap the other one's memory): it is held for good and counted. The request falls back.
+// The first mapping of a new map fails as injected (fill_hole: someone takes the hole); the
+// read falls back, and the next one is served from a new mapping. The map is gone afterwards.
+void fail_first_mapping_then_serve(bool fill_hole) {
+    TempFile f(4 * kChunk);
+    std::vector<std::byte> buf(4096);
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    testing::inject_fixed_file_mmap_failure(fill_hole, 0x5a);
+    EXPECT_EQ(m->read(0, buf).outcome, IoOutcome::Fallback);
+    EXPECT_EQ(m->read(0, buf).outcome, IoOutcome::Done);
+}
+
 TEST(DaxAddressSpace, AFailedMappingNeverUnmapsWhatFilledItsHole) {
     if (!interposer_works()) GTEST_SKIP() << "mmap wrapper not linked (sanitizer build)";
-    TempFile f(4 * kChunk);
     const auto before = Stats::global().snapshot();
-    std::vector<std::byte> buf(4096);
-    {
-        auto m = FileMap::create(f.fd(), test_options());
-        ASSERT_TRUE(m);
-        testing::inject_fixed_file_mmap_failure(true, 0x5a);
-        IoResult r = m->read(0, buf);
-        EXPECT_EQ(r.outcome, IoOutcome::Fallback);
-        ASSERT_NE(testing::injected_hole(), nullptr);
-        EXPECT_EQ(m->read(0, buf).outcome, IoOutcome::Done);  // a new reservation serves it
-    }
+    fail_first_mapping_then_serve(true);
+    ASSERT_NE(testing::injected_hole(), nullptr);
     auto* hole = static_cast<unsigned char*>(testing::injected_hole());
     const size_t len = testing::injected_hole_length();
     std::vector<unsigned char> resident((len + 4095) / 4096);
@@ -258,16 +261,8 @@ TEST(DaxAddressSpace, AFailedMappingNeverUnmapsWhatFilledItsHole) {
 // A hole nobody filled is covered again: the reservation stays whole and is released as usual.
 TEST(DaxAddressSpace, AFailedMappingMendsAnUnfilledHole) {
     if (!interposer_works()) GTEST_SKIP() << "mmap wrapper not linked (sanitizer build)";
-    TempFile f(4 * kChunk);
     const auto before = Stats::global().snapshot();
-    std::vector<std::byte> buf(4096);
-    {
-        auto m = FileMap::create(f.fd(), test_options());
-        ASSERT_TRUE(m);
-        testing::inject_fixed_file_mmap_failure(false, 0);
-        EXPECT_EQ(m->read(0, buf).outcome, IoOutcome::Fallback);
-        EXPECT_EQ(m->read(0, buf).outcome, IoOutcome::Done);
-    }
+    fail_first_mapping_then_serve(false);
     const auto after = Stats::global().snapshot();
     EXPECT_EQ(after.held_reservations - before.held_reservations, 0);
     EXPECT_EQ(after.maps - before.maps, after.unmaps - before.unmaps);
