@@ -77,13 +77,18 @@ size_t round_up(size_t v, size_t to) {
 
 // A reservation of `size` bytes at a 2 MiB aligned address when one is free (the probe mapping
 // is released before the reservation takes the aligned part of it; should another thread take
-// that range in between, any address will do).
+// that range in between, any address will do). libpmem2 maps the size rounded up to 2 MiB plus
+// 2 MiB at the address it is given (and keeps the alignment slack), so the probe covers that
+// from the aligned address on: with only 2 MiB to spare the aligned attempt failed whenever the
+// next mapping up was adjacent (top-down placement: usually), and the fallback is aligned only
+// where the kernel aligns large anonymous mappings itself (Linux 6.7 and later).
 int reserve_address_range(pmem2_vm_reservation** rsv, size_t size) {
-    void* probe = ::mmap(nullptr, size + kReserveAlign, PROT_NONE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    const size_t probe_len = round_up(size, kReserveAlign) + 2 * kReserveAlign;
+    void* probe =
+        ::mmap(nullptr, probe_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (probe != MAP_FAILED) {
         void* aligned = reinterpret_cast<void*>(round_up(uintptr_t(probe), kReserveAlign));
-        ::munmap(probe, size + kReserveAlign);
+        ::munmap(probe, probe_len);
         if (pmem2_vm_reservation_new(rsv, aligned, size) == 0) return 0;
     }
     return pmem2_vm_reservation_new(rsv, nullptr, size);

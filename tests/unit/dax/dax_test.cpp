@@ -229,6 +229,36 @@ TEST(DaxAddressSpace, NoFixedMappingOfTheFileFails) {
     EXPECT_EQ(testing::failed_fixed_file_mmaps(), 0u);
 }
 
+// Chunk mappings start at a 2 MiB aligned address (where the file offset allows, a DAX fault can
+// then map a whole 2 MiB page), at the first try: the aligned reservation must fit inside the
+// probed free range. libpmem2 asks for the size rounded up to 2 MiB plus 2 MiB at the aligned
+// address; a probe only 2 MiB larger than the size failed whenever the next mapping up was
+// adjacent (the usual case of top-down placement), and the reservation went wherever the kernel
+// put it (unaligned, before Linux 6.7 aligned large anonymous mappings).
+TEST(DaxAddressSpace, ReservationsAreAlignedAtTheFirstTry) {
+    if (!interposer_works()) GTEST_SKIP() << "mmap wrapper not linked (sanitizer build)";
+    for (size_t chunk : {kChunk, size_t(4) << 20, size_t(16) << 20}) {
+        SCOPED_TRACE(chunk);
+        TempFile f(chunk);
+        MapOptions o = test_options();
+        o.chunk_size = chunk;
+        auto m = FileMap::create(f.fd(), o);
+        ASSERT_TRUE(m);
+        testing::reset_failed_noreplace_mmaps();
+        for (int i = 0; i < 8; ++i) {
+            // Something placed just above the next reservation, as in a busy process.
+            void* neighbour = ::mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            auto r = m->pin(0, 4096, false);
+            ASSERT_TRUE(r);
+            EXPECT_EQ(uintptr_t(r->bytes().data()) % (size_t(2) << 20), 0u);
+            r->reset();
+            m->invalidate();  // the next pin maps the chunk again
+            ::munmap(neighbour, 4096);
+        }
+        EXPECT_EQ(testing::failed_noreplace_mmaps(), 0u);
+    }
+}
+
 // When a fixed mapping into a chunk's reserved range fails after all, and what the failure
 // unmapped was taken by someone else meanwhile, the reservation is never released (that would
 // unmap the other one's memory): it is held for good and counted. The request falls back.

@@ -22,6 +22,7 @@ namespace {
 
 std::atomic<bool> g_active{false};
 std::atomic<unsigned> g_failed_fixed{0};
+std::atomic<unsigned> g_failed_noreplace{0};
 std::atomic<bool> g_inject{false};
 std::atomic<bool> g_fill{false};
 std::atomic<unsigned char> g_canary{0};
@@ -38,6 +39,12 @@ unsigned failed_fixed_file_mmaps() {
 }
 void reset_failed_fixed_file_mmaps() {
     g_failed_fixed.store(0);
+}
+unsigned failed_noreplace_mmaps() {
+    return g_failed_noreplace.load();
+}
+void reset_failed_noreplace_mmaps() {
+    g_failed_noreplace.store(0);
 }
 void inject_fixed_file_mmap_failure(bool fill_hole, unsigned char canary) {
     g_hole.store(nullptr);
@@ -82,6 +89,7 @@ void* interposed_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t
     }
     void* p = raw_mmap(addr, len, prot, flags, fd, off);
     if (p == MAP_FAILED && fixed_file) g_failed_fixed.fetch_add(1);
+    if (p == MAP_FAILED && fd < 0 && (flags & MAP_FIXED_NOREPLACE)) g_failed_noreplace.fetch_add(1);
     return p;
 }
 #endif

@@ -17,6 +17,10 @@ bool mmap_interposer_active();
 // MAP_FIXED mappings of a file descriptor that failed, since the last reset.
 unsigned failed_fixed_file_mmaps();
 void reset_failed_fixed_file_mmaps();
+// Anonymous MAP_FIXED_NOREPLACE mappings that failed (the range was not free), since the last
+// reset.
+unsigned failed_noreplace_mmaps();
+void reset_failed_noreplace_mmaps();
 
 // The next MAP_FIXED mapping of a file descriptor unmaps its target range, maps an anonymous
 // read-write page range of the same size there (another thread's allocation landing in the hole;
