@@ -46,6 +46,13 @@ asio::awaitable<Result<size_t>> DaxDataPath::read(Caller c, PoolBuffer& buf, siz
     co_return co_await block_->read(c, buf, len, offset);
 }
 
+asio::awaitable<Result<SplicePipe>> DaxDataPath::read_to_pipe(Caller c, size_t len,
+                                                              uint64_t offset) {
+    // Through the file system, which sees the mapping's stores (the same memory; no page cache
+    // on DAX) and answers a media error or a truncation for this request alone.
+    co_return co_await block_->read_to_pipe(c, len, offset);
+}
+
 asio::awaitable<Result<size_t>> DaxDataPath::write(Caller c, protocol::Bytes data, uint64_t offset,
                                                    WriteMode mode) {
     // Copied from the request frame straight into the mapping, on the event loop. Writes to the

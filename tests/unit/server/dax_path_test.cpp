@@ -158,6 +158,38 @@ TEST_F(DaxPath, PartialLastPageReadFallsBack) {
     });
 }
 
+// Large READs that may be spliced go through the block path's splice (one copy by the file system
+// instead of two through the mapping), with the mapping's latest stores in them; smaller ones,
+// and every READ of a share without "use sendfile", stay on the mapping.
+TEST_F(DaxPath, LargeSpliceableReadsUseTheBlockPathsSplice) {
+    const auto big = pattern(1 << 20, 12);
+    ASSERT_EQ(::pwrite(fd_, big.data(), big.size(), 0), ssize_t(big.size()));
+    map_->invalidate();  // the file grew outside the map
+    BlockOptions bo;
+    bo.splice_reads = true;
+    auto splicing = std::make_shared<DaxDataPath>(map_, BlockDataPath::open(fd_, bo));
+    EXPECT_TRUE(splicing->splices(DaxDataPath::kSpliceFrom));
+    EXPECT_FALSE(splicing->splices(DaxDataPath::kSpliceFrom - 1));
+    EXPECT_FALSE(path_->splices(DaxDataPath::kSpliceFrom));  // its block path does not splice
+    const auto stamp = pattern(4096, 13);
+    run([&](Engine& e) -> asio::awaitable<void> {
+        // A store through the mapping first: the splice must see it.
+        auto w = co_await splicing->write(e, stamp, 8192, WriteMode{});
+        EXPECT_TRUE(w && *w == stamp.size());
+        const auto before = stats();
+        auto piped = co_await splicing->read_to_pipe(e, 1 << 20, 0);
+        EXPECT_TRUE(piped);
+        if (!piped) co_return;
+        EXPECT_EQ(piped->size(), size_t(1) << 20);
+        PoolBuffer got;
+        EXPECT_TRUE(piped->copy_out(got));
+        EXPECT_EQ(std::memcmp(got.data(), big.data(), 8192), 0);
+        EXPECT_EQ(std::memcmp(got.data() + 8192, stamp.data(), stamp.size()), 0);
+        EXPECT_EQ(std::memcmp(got.data() + 12288, big.data() + 12288, big.size() - 12288), 0);
+        EXPECT_EQ(stats().reads, before.reads);  // not the mapping
+    });
+}
+
 // Writes without write-through stay dirty in the map until FLUSH (persist, then the block
 // path's fsync) or CLOSE (persist).
 TEST_F(DaxPath, FlushAndClosePersist) {
