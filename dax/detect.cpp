@@ -51,6 +51,15 @@ int open_probe_file(int dir_fd) {
 
 }  // namespace
 
+bool maps_with_map_sync(int fd, bool writable) {
+    const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+    void* p = ::mmap(nullptr, page, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                     MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
+    if (p == MAP_FAILED) return false;
+    ::munmap(p, page);
+    return true;
+}
+
 DetectResult detect_dax(int dir_fd) {
     DetectResult r;
     int fd = open_probe_file(dir_fd);
@@ -68,14 +77,8 @@ DetectResult detect_dax(int dir_fd) {
         ::close(fd);
         return r;
     }
-    void* p = ::mmap(nullptr, size_t(page), PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC,
-                     fd, 0);
-    if (p == MAP_FAILED) {
-        r.detail = std::string("MAP_SYNC mapping refused: ") + std::strerror(errno);
-    } else {
-        r.map_sync = true;
-        ::munmap(p, size_t(page));
-    }
+    r.map_sync = maps_with_map_sync(fd, true);
+    if (!r.map_sync) r.detail = std::string("MAP_SYNC mapping refused: ") + std::strerror(errno);
     ::close(fd);
     return r;
 }

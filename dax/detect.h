@@ -19,6 +19,12 @@ struct DetectResult {
     std::string detail;      // why not, for the log
 };
 
+// Maps the first page of `fd` with MAP_SHARED_VALIDATE | MAP_SYNC (read-write when `writable`)
+// at an address of the kernel's choosing, and unmaps it: true when the kernel accepts (the file
+// is on a DAX file system and the kernel has MAP_SYNC); false with errno set otherwise. No
+// MAP_FIXED, so a refusal leaves no trace in the address space.
+bool maps_with_map_sync(int fd, bool writable);
+
 // Creates an unnamed temporary file in `dir_fd` (O_TMPFILE; a named one, unlinked at once, where
 // O_TMPFILE is not supported), sizes it to one page and tries the MAP_SYNC mapping. The answer is
 // the mapping's, not the statx flag's: DAX without MAP_SYNC is not durable by cache flush.

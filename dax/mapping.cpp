@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "dax/detect.h"
 #include "dax/media_guard.h"
 #include "dax/stats.h"
 
@@ -131,13 +132,8 @@ std::string pmem2_error(const char* what, int rc) {
 // Whether the kernel maps this file with MAP_SYNC (on a DAX file system, over persistent memory):
 // 1 yes, -1 no, 0 unknown (the probe failed for another reason: ask again next time). Asked with
 // a mapping at an address of the kernel's choosing, so a refusal leaves no trace.
-int probe_map_sync(int fd, bool writable, size_t page, std::string* why) {
-    void* p = ::mmap(nullptr, page, writable ? PROT_READ | PROT_WRITE : PROT_READ,
-                     MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
-    if (p != MAP_FAILED) {
-        ::munmap(p, page);
-        return 1;
-    }
+int probe_map_sync(int fd, bool writable, std::string* why) {
+    if (maps_with_map_sync(fd, writable)) return 1;
     if (errno == EOPNOTSUPP || errno == EINVAL) return -1;
     if (why) *why = std::string("MAP_SYNC probe: ") + std::strerror(errno);
     return 0;
@@ -295,7 +291,7 @@ bool FileMap::map_piece(pmem2_vm_reservation* rsv, size_t rsv_offset, uint64_t f
     std::byte* const addr =
         static_cast<std::byte*>(pmem2_vm_reservation_get_address(rsv)) + rsv_offset;
     if (map_sync_ == 0) {
-        map_sync_ = probe_map_sync(fd_, writable_, page_, why);
+        map_sync_ = probe_map_sync(fd_, writable_, why);
         if (map_sync_ == 0) return false;
     }
     if (map_sync_ < 0 && opts_.require_sync) {

@@ -370,10 +370,11 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
 }
 
 bool Connection::signs_response(const RequestContext& ctx, const Header& req) {
-    // MS-SMB2 3.3.4.1.1: signed with the channel's key when the request was signed or the
-    // session requires signing; a response_signer signs anyway.
+    // MS-SMB2 3.3.4.1.1: signed with the channel's key when the request was signed, the
+    // session requires signing or the handler asks (force_sign); a response_signer signs anyway.
     if (ctx.response_signer) return true;
-    return ctx.session && ctx.channel_signer && (req.is_signed() || ctx.session->signing_required);
+    return ctx.session && ctx.channel_signer &&
+           (req.is_signed() || ctx.session->signing_required || ctx.force_sign);
 }
 
 bool Connection::response_data_unread(const RequestContext& ctx, const FrameState& fs) const {
@@ -821,7 +822,7 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     // MS-SMB2 3.3.4.1.1: signed with the channel's key when the request was signed, the
     // session requires signing, or the handler asks (the final SESSION_SETUP response). A
     // session gets its channel signer only when its authentication completes.
-    if (signs_response(ctx, hdr) || (ctx.session && ctx.channel_signer && ctx.force_sign)) {
+    if (signs_response(ctx, hdr)) {
         el.sign = true;
         el.signer = ctx.channel_signer;
     }

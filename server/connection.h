@@ -165,8 +165,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void choose_encryption(ResponseElement& el, const RequestContext& ctx,
                            const FrameState& fs) const;
     uint16_t grant_credits(const protocol::Header& req);
-    // Whether the response to this request is signed (MS-SMB2 3.3.4.1.1), as far as the
-    // dispatcher knows before the handler runs (a handler may still force_sign).
+    // Whether the response to this request is signed (MS-SMB2 3.3.4.1.1), as far as known so far
+    // (before the handler runs, it may still set force_sign).
     static bool signs_response(const RequestContext& ctx, const protocol::Header& req);
     // Whether nothing will need the response's data bytes in user space: a transport that
     // splices, no compound, not signed, not encrypted (RequestContext::data_may_be_spliced).

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace daxsmbd::server {
@@ -24,6 +25,17 @@ asio::awaitable<Status> Transport::rdma_write(std::span<const RdmaDescriptor>,
                                               std::span<const std::byte>) {
     co_return Error(NtStatus::NotSupported);
 }
+
+namespace {
+
+// MS-SMB2 2.1 Direct TCP transport: a zero byte and the message length, 24-bit big-endian;
+// nullopt for a message too long to frame.
+std::optional<std::array<uint8_t, 4>> direct_tcp_header(size_t length) {
+    if (length > 0xFFFFFF) return std::nullopt;
+    return std::array<uint8_t, 4>{0, uint8_t(length >> 16), uint8_t(length >> 8), uint8_t(length)};
+}
+
+}  // namespace
 
 asio::awaitable<Status> Transport::send_with_pipe(std::span<const protocol::Bytes> fragments,
                                                   io::SplicePipe& tail) {
@@ -215,11 +227,11 @@ asio::awaitable<Status> TcpTransport::send(std::span<const protocol::Bytes> frag
     size_t total = 0;
     for (auto& f : fragments)
         total += f.size();
-    if (total > 0xFFFFFF) co_return Error(NtStatus::InvalidParameter);
-    std::array<uint8_t, 4> hdr{0, uint8_t(total >> 16), uint8_t(total >> 8), uint8_t(total)};
+    const auto hdr = direct_tcp_header(total);
+    if (!hdr) co_return Error(NtStatus::InvalidParameter);
     std::vector<asio::const_buffer> bufs;
     bufs.reserve(fragments.size() + 1);
-    bufs.emplace_back(hdr.data(), hdr.size());
+    bufs.emplace_back(hdr->data(), hdr->size());
     for (auto& f : fragments)
         bufs.emplace_back(f.data(), f.size());
     co_await send_mutex_.lock();
@@ -253,7 +265,8 @@ asio::awaitable<bool> TcpTransport::splice_message(std::span<const protocol::Byt
     size_t total = tail.size();
     for (auto& f : fragments)
         total += f.size();
-    if (total > 0xFFFFFF) co_return false;
+    auto hdr = direct_tcp_header(total);
+    if (!hdr) co_return false;
     // splice(2) into a socket waits for buffer space unless the socket itself is non-blocking
     // (O_NONBLOCK on the file, not SPLICE_F_NONBLOCK, decides that).
     boost::system::error_code ec;
@@ -262,10 +275,9 @@ asio::awaitable<bool> TcpTransport::splice_message(std::span<const protocol::Byt
     // MS-SMB2 2.1 framing, then the SMB2 header and READ body. MSG_MORE keeps them in the
     // socket until the data follows, so the header does not go out as a segment of its own
     // (the socket has TCP_NODELAY).
-    std::array<uint8_t, 4> hdr{0, uint8_t(total >> 16), uint8_t(total >> 8), uint8_t(total)};
     std::vector<iovec> iov;
     iov.reserve(fragments.size() + 1);
-    iov.push_back({hdr.data(), hdr.size()});
+    iov.push_back({hdr->data(), hdr->size()});
     for (auto& f : fragments)
         if (!f.empty()) iov.push_back({const_cast<std::byte*>(f.data()), f.size()});
     size_t first = 0;

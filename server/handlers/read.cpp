@@ -107,6 +107,11 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     const uint64_t offset = req->offset;
     std::shared_ptr<io::DataPath> data = io::data_path_of(*open);
     size_t bytes = 0;
+    auto failed = [&](NtStatus st) {
+        log_debug("conn ", ctx.conn.id, ": READ of '", open->path, "' at ", offset,
+                  " failed: ", status_name(st));
+        return st;
+    };
     // Large reads on a buffered block path go page cache -> pipe -> transport when nothing needs
     // the bytes here (Samba's "use sendfile"); the rest, and any read the pipe cannot take, are
     // read into a pool buffer.
@@ -116,19 +121,13 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
             bytes = piped->size();
             ctx.spliced_data = std::move(*piped);
         } else if (piped.status() != NtStatus::NotSupported) {
-            log_debug("conn ", ctx.conn.id, ": READ of '", open->path, "' at ", offset,
-                      " failed: ", status_name(piped.status()));
-            co_return piped.status();
+            co_return failed(piped.status());
         }
     }
     if (!ctx.spliced_data) {
         PoolBuffer buf = BufferPool::global().acquire(req->length);
         auto r = co_await data->read({ctx.io(), open->path}, buf, req->length, offset);
-        if (!r) {
-            log_debug("conn ", ctx.conn.id, ": READ of '", open->path, "' at ", offset,
-                      " failed: ", status_name(r.status()));
-            co_return r.status();
-        }
+        if (!r) co_return failed(r.status());
         bytes = *r;
         buf.set_size(bytes);
         ctx.data_fragment = std::move(buf);
