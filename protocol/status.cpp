@@ -45,6 +45,7 @@ std::string_view status_name(NtStatus s) {
         N(LockNotGranted, "STATUS_LOCK_NOT_GRANTED")
         N(DeletePending, "STATUS_DELETE_PENDING")
         N(PrivilegeNotHeld, "STATUS_PRIVILEGE_NOT_HELD")
+        N(NoSuchUser, "STATUS_NO_SUCH_USER")
         N(WrongPassword, "STATUS_WRONG_PASSWORD")
         N(LogonFailure, "STATUS_LOGON_FAILURE")
         N(AccountRestriction, "STATUS_ACCOUNT_RESTRICTION")

@@ -45,6 +45,7 @@ enum class NtStatus : uint32_t {
     LockNotGranted = 0xC0000055,
     DeletePending = 0xC0000056,
     PrivilegeNotHeld = 0xC0000061,
+    NoSuchUser = 0xC0000064,
     WrongPassword = 0xC000006A,
     LogonFailure = 0xC000006D,
     AccountRestriction = 0xC000006E,

@@ -558,6 +558,20 @@ const GlobalKey kGlobalKeys[] = {
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          return set_uint(st.cfg.global.logon_failure_window_s, key, v, 1, 86400);
      }},
+    {"guestaccount",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         if (v.empty() || v.find_first_of(" \t:/") != v.npos)
+             return bad_value(key, v, "a Unix account name such as nobody");
+         st.cfg.global.guest_account = std::string(v);
+         return std::nullopt;
+     }},
+    {"adminusers",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto items = split_list(v);
+         if (!items) return bad_value(key, v, "a list of user names");
+         st.cfg.global.admin_users = std::move(*items);
+         return std::nullopt;
+     }},
     {"maptoguest",
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          const std::string s = squash(v);
@@ -756,6 +770,12 @@ std::optional<std::string> check_kerberos(ParseState& st, std::string_view origi
 }
 
 }  // namespace
+
+bool GlobalConfig::is_admin_user(std::string_view name) const {
+    for (const auto& a : admin_users)
+        if (iequals(a, name)) return true;
+    return false;
+}
 
 const ShareConfig* Config::find_share(std::string_view name) const {
     for (const auto& s : shares)

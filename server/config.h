@@ -86,6 +86,14 @@ struct GlobalConfig {
     unsigned auth_timeout_s = 60;  // "auth timeout": time to finish authentication (seconds)
     unsigned max_credits = 8192;   // "smb2 max credits" (Samba's name)
     bool guest_ok = false;         // "map to guest = bad user" enables guest; default never
+    // "guest account": the Unix account guest sessions act as on disk (Samba's key and default).
+    std::string guest_account = "nobody";
+    // "admin users": user database names that may map to uid 0 (Samba's key; default none). A
+    // logon of any other name whose entry says uid 0 is refused, so that no SMB user is root by
+    // accident.
+    std::vector<std::string> admin_users;
+    // True when `name` (case-insensitive, as user names are) is listed in admin_users.
+    bool is_admin_user(std::string_view name) const;
     // "server multi channel support": 3.x connections of a client may bind to its sessions as
     // further channels (MS-SMB2 3.3.5.5.2; SMB2_GLOBAL_CAP_MULTI_CHANNEL in NEGOTIATE).
     bool multi_channel = true;

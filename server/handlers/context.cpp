@@ -37,6 +37,10 @@ io::Engine& RequestContext::io() {
     return *conn.io_engine;
 }
 
+io::Caller RequestContext::caller(const Open& o) {
+    return io::Caller(*conn.io_engine, o.path, session ? session->identity.get() : nullptr);
+}
+
 bool RequestContext::signature_valid(auth::Signer& signer) const {
     return header.is_signed() && conn.verify_signature(signer, msg, header).ok();
 }

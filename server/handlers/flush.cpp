@@ -35,7 +35,7 @@ asio::awaitable<NtStatus> flush(RequestContext& ctx) {
         co_return NtStatus::AccessDenied;
     }
     std::shared_ptr<io::DataPath> data = io::data_path_of(*open);
-    auto st = co_await data->flush({ctx.io(), open->path});
+    auto st = co_await data->flush(ctx.caller(*open));
     if (!st) co_return st.status();
     FlushResponse{}.serialize(ctx.body());
     co_return NtStatus::Success;

@@ -17,6 +17,7 @@
 #include "protocol/bytes.h"
 #include "protocol/header.h"
 #include "server/buffer_pool.h"
+#include "server/io/data_path.h"
 #include "server/io/splice_pipe.h"
 #include "server/state/open.h"
 #include "server/state/session.h"
@@ -123,11 +124,24 @@ class RequestContext {
 
     // The io_uring engine of this connection's event loop (file data, server/io).
     io::Engine& io();
+    // A data-path call on `o` for this request: this loop's engine, the file's path for log
+    // lines, and the request's user (fs_identity(), kept alive by `session`).
+    io::Caller caller(const Open& o);
 
     // Runs a blocking call (metadata syscalls the event loop must not do) on the blocking pool
-    // and resumes on this connection's loop.
+    // and resumes on this connection's loop. The call's file-system operations run as the
+    // request's user (fs_identity(); vfs/fs_credentials.h).
     template <class F>
     auto blocking(F f) -> asio::awaitable<std::invoke_result_t<F>>;
+    // The same with the daemon's own rights: authentication (keytab, NSS), nothing that
+    // touches a share for a user.
+    template <class F>
+    auto blocking_as_daemon(F f) -> asio::awaitable<std::invoke_result_t<F>>;
+    // Who this request's file-system operations run as: its session's identity; null (the
+    // daemon) only for requests without an authenticated session, which touch no share.
+    std::shared_ptr<const vfs::UnixIdentity> fs_identity() const {
+        return session ? session->identity : nullptr;
+    }
 
   private:
     protocol::ByteVector& out_;
@@ -148,18 +162,39 @@ const HandlerInfo& handler_for(protocol::Command c);
 asio::any_io_executor connection_executor(Connection& c);
 asio::thread_pool& blocking_pool(Server& s);
 
+namespace detail {
 template <class F>
-auto RequestContext::blocking(F f) -> asio::awaitable<std::invoke_result_t<F>> {
-    auto home = connection_executor(conn);
-    co_await asio::post(blocking_pool(server), asio::use_awaitable);
+auto run_blocking(asio::any_io_executor home, asio::thread_pool& pool,
+                  std::shared_ptr<const vfs::UnixIdentity> who, bool as_daemon, F f)
+    -> asio::awaitable<std::invoke_result_t<F>> {
+    co_await asio::post(pool, asio::use_awaitable);
     if constexpr (std::is_void_v<std::invoke_result_t<F>>) {
-        f();
+        {
+            vfs::FsCredentials as(as_daemon ? nullptr : who.get());
+            f();
+        }
         co_await asio::post(home, asio::use_awaitable);
     } else {
-        auto r = f();
+        auto r = [&] {
+            vfs::FsCredentials as(as_daemon ? nullptr : who.get());
+            return f();
+        }();
         co_await asio::post(home, asio::use_awaitable);
         co_return r;
     }
+}
+}  // namespace detail
+
+template <class F>
+auto RequestContext::blocking(F f) -> asio::awaitable<std::invoke_result_t<F>> {
+    return detail::run_blocking(connection_executor(conn), blocking_pool(server), fs_identity(),
+                                false, std::move(f));
+}
+
+template <class F>
+auto RequestContext::blocking_as_daemon(F f) -> asio::awaitable<std::invoke_result_t<F>> {
+    return detail::run_blocking(connection_executor(conn), blocking_pool(server), nullptr, true,
+                                std::move(f));
 }
 
 }  // namespace daxsmbd::server

@@ -344,7 +344,7 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
         std::shared_ptr<io::DataPath> to = io::data_path_of(*dest);
         const bool append_only = !(dest->granted_access & am::kFileWriteData);
         for (const auto& c : cc->chunks) {
-            auto src_size = co_await from->file_size({ctx.io(), source->path});
+            auto src_size = co_await from->file_size(ctx.caller(*source));
             if (!src_size) {
                 result.status = src_size.status();
                 break;
@@ -358,7 +358,7 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
             const bool to_eof = c.target_offset == ~0ull;  // "at the end of the file"
             uint64_t target = c.target_offset;
             if (to_eof) {
-                auto dst_size = co_await to->file_size({ctx.io(), dest->path});
+                auto dst_size = co_await to->file_size(ctx.caller(*dest));
                 if (!dst_size) {
                     result.status = dst_size.status();
                     break;
@@ -366,15 +366,14 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
                 target = *dst_size;
             }
             PoolBuffer buf = BufferPool::global().acquire(c.length);
-            auto got =
-                co_await from->read({ctx.io(), source->path}, buf, c.length, c.source_offset);
+            auto got = co_await from->read(ctx.caller(*source), buf, c.length, c.source_offset);
             if (!got) {
                 result.status = got.status();
                 break;
             }
             size_t put = 0;
             if (*got > 0) {
-                auto w = co_await to->write({ctx.io(), dest->path}, Bytes(buf.data(), *got), target,
+                auto w = co_await to->write(ctx.caller(*dest), Bytes(buf.data(), *got), target,
                                             io::WriteMode{false, to_eof, append_only});
                 if (!w) {
                     result.status = w.status();

@@ -116,7 +116,7 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     // the bytes here (Samba's "use sendfile"); the rest, and any read the pipe cannot take, are
     // read into a pool buffer.
     if (ctx.data_may_be_spliced && data->splices(req->length)) {
-        auto piped = co_await data->read_to_pipe({ctx.io(), open->path}, req->length, offset);
+        auto piped = co_await data->read_to_pipe(ctx.caller(*open), req->length, offset);
         if (piped) {
             bytes = piped->size();
             ctx.spliced_data = std::move(*piped);
@@ -126,7 +126,7 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     }
     if (!ctx.spliced_data) {
         PoolBuffer buf = BufferPool::global().acquire(req->length);
-        auto r = co_await data->read({ctx.io(), open->path}, buf, req->length, offset);
+        auto r = co_await data->read(ctx.caller(*open), buf, req->length, offset);
         if (!r) co_return failed(r.status());
         bytes = *r;
         buf.set_size(bytes);

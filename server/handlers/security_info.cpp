@@ -32,8 +32,14 @@ Result<info::PosixOwner> posix_owner(int fd) {
 
 auth::AccessToken token_of(const Session& s) {
     auth::AccessToken t;
-    t.user = wk::unix_user(s.uid);
-    t.primary_group = wk::unix_group(s.gid);
+    const uid_t uid = s.identity ? s.identity->uid : uid_t(-1);
+    const gid_t gid = s.identity ? s.identity->gid : gid_t(-1);
+    t.user = wk::unix_user(uid);
+    t.primary_group = wk::unix_group(gid);
+    // The supplementary groups, as the kernel's checks see them.
+    if (s.identity)
+        for (gid_t g : s.identity->groups)
+            if (g != gid) t.groups.push_back(wk::unix_group(g));
     t.groups.push_back(wk::everyone());
     if (s.is_guest || s.is_anonymous)
         t.groups.push_back(wk::builtin_guests());

@@ -44,9 +44,10 @@ struct Session;
 namespace daxsmbd::server::handlers::security {
 
 // The token a session's file accesses are checked with: user S-1-22-1-<uid>, primary group
-// S-1-22-2-<gid>, Everyone, and Authenticated Users (authenticated users) or BUILTIN\Guests
-// (guest and anonymous sessions). Until identities are mapped to domain SIDs these are Samba's
-// SIDs for Unix ids without a Windows account.
+// S-1-22-2-<gid>, S-1-22-2-<g> for each supplementary group of its identity, Everyone, and
+// Authenticated Users (authenticated users) or BUILTIN\Guests (guest and anonymous sessions). Until
+// identities are mapped to domain SIDs these are Samba's SIDs for Unix ids without a Windows
+// account.
 auth::AccessToken token_of(const Session& s);
 
 // The descriptor of the open file `fd`: the stored one, else the synthesized one. Blocking.

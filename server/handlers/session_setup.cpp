@@ -197,7 +197,7 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
 
     auth::SpnegoAcceptor* acc = acceptor.get();
     const Bytes token = req.security_buffer;
-    auto step = co_await ctx.blocking([acc, token] { return acc->step(token); });
+    auto step = co_await ctx.blocking_as_daemon([acc, token] { return acc->step(token); });
     // The map may have changed while the step ran (the connection closed, another leg came).
     pit = conn.pending_binds.find(sid);
     if (!step || pit == conn.pending_binds.end()) {
@@ -318,7 +318,7 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     // that the event loop must not wait for.
     auth::SpnegoAcceptor* acc = acceptor.get();
     const Bytes token = req->security_buffer;
-    auto step = co_await ctx.blocking([acc, token] { return acc->step(token); });
+    auto step = co_await ctx.blocking_as_daemon([acc, token] { return acc->step(token); });
     if (!step) {
         const NtStatus status = step.status() == NtStatus::InvalidParameter
                                     ? NtStatus::InvalidParameter
@@ -387,13 +387,54 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         co_return NtStatus::AccessDenied;
     }
 
+    // Who the session acts as on disk (README "Identity"): the user database entry's uid/gid,
+    // never root unless the name is in 'admin users'; anonymous sessions act as the guest
+    // account.
+    std::shared_ptr<const vfs::UnixIdentity> identity;
+    if (step->is_anonymous) {
+        const std::string guest = g.guest_account;
+        // A named lambda: GCC 12 destroys a capturing temporary in a co_await expression twice.
+        auto lookup = [&guest] { return vfs::resolve_unix_account(guest); };
+        auto acct = co_await ctx.blocking_as_daemon(lookup);
+        if (!acct) {
+            log_error("conn ", conn.id, " ", conn.transport->peer(),
+                      ": guest logon refused: ", "'guest account' ", guest,
+                      " is not a Unix account");
+            drop_session(conn, s);
+            co_return NtStatus::LogonFailure;
+        }
+        if ((*acct)->is_root()) {
+            log_error("conn ", conn.id, " ", conn.transport->peer(),
+                      ": guest logon refused: ", "'guest account' ", guest, " is uid 0");
+            drop_session(conn, s);
+            co_return NtStatus::LogonFailure;
+        }
+        identity = std::move(*acct);
+    } else {
+        auto rec = server.find_user(step->user);
+        if (!rec) {
+            // Removed from the database while the logon ran.
+            log_info("conn ", conn.id, " ", conn.transport->peer(), ": logon of ", step->user,
+                     " refused: no longer in the user database");
+            drop_session(conn, s);
+            co_return NtStatus::LogonFailure;
+        }
+        if (rec->uid == 0 && !g.is_admin_user(rec->name)) {
+            log_error("conn ", conn.id, " ", conn.transport->peer(), ": logon of ", rec->name,
+                      " refused: its user database entry maps it to uid 0 and it is not in ",
+                      "'admin users'");
+            drop_session(conn, s);
+            co_return NtStatus::AccessDenied;
+        }
+        const uid_t uid = rec->uid;
+        const gid_t gid = rec->gid;
+        auto resolve = [uid, gid] { return vfs::resolve_unix_identity(uid, gid); };
+        identity = co_await ctx.blocking_as_daemon(resolve);
+    }
     s->user = step->user;
     s->domain = step->domain;
     s->is_anonymous = step->is_anonymous;
-    if (auto rec = server.find_user(s->user)) {
-        s->uid = rec->uid;
-        s->gid = rec->gid;
-    }
+    s->identity = std::move(identity);
     s->full_session_key = step->session_key;
     s->session_key.fill(0);
     for (size_t i = 0; i < 16 && i < step->session_key.size(); ++i)

@@ -129,7 +129,7 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     // (the DAX mapping's size), which leaves no gap.
     const std::optional<uint64_t> known = data->known_size();
     if (to_eof || append_only || !known || offset > *known) {
-        auto size = co_await data->file_size({ctx.io(), open->path});
+        auto size = co_await data->file_size(ctx.caller(*open));
         if (!size) co_return size.status();
         if (to_eof) {
             offset = *size;
@@ -148,7 +148,7 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
             if (full) co_return errno_to_status(ENOSPC);
         }
     }
-    auto w = co_await data->write({ctx.io(), open->path}, req->data, offset, mode);
+    auto w = co_await data->write(ctx.caller(*open), req->data, offset, mode);
     if (!w) {
         log_debug("conn ", ctx.conn.id, ": WRITE to '", open->path, "' at ", offset,
                   " failed: ", status_name(w.status()));

@@ -89,10 +89,10 @@ BlockDataPath::BlockDataPath(int fd, vfs::UniqueFd direct_fd, uint32_t mem_align
     polled_ = direct_ && opts.io_poll;
 }
 
-asio::awaitable<int> BlockDataPath::direct_read(Engine& io, std::byte* dst, size_t len,
-                                                uint64_t offset) {
+asio::awaitable<int> BlockDataPath::direct_read(Engine& io, const vfs::UnixIdentity* as,
+                                                std::byte* dst, size_t len, uint64_t offset) {
     if (polled_.load(std::memory_order_relaxed) && io.has_ring(RingKind::Polled)) {
-        int n = co_await io.read(RingKind::Polled, direct_.get(), dst, len, offset);
+        int n = co_await io.read({RingKind::Polled, as}, direct_.get(), dst, len, offset);
         if (n != -EOPNOTSUPP) co_return n;
         // The device (or its driver) has no poll queues after all.
         if (polled_.exchange(false))
@@ -100,20 +100,21 @@ asio::awaitable<int> BlockDataPath::direct_read(Engine& io, std::byte* dst, size
                 "block path: io poll refused by the device (EOPNOTSUPP): this open "
                 "completes by interrupt");
     }
-    co_return co_await io.read(ring_, direct_.get(), dst, len, offset);
+    co_return co_await io.read({ring_, as}, direct_.get(), dst, len, offset);
 }
 
-asio::awaitable<int> BlockDataPath::direct_write(Engine& io, const std::byte* src, size_t len,
+asio::awaitable<int> BlockDataPath::direct_write(Engine& io, const vfs::UnixIdentity* as,
+                                                 const std::byte* src, size_t len,
                                                  uint64_t offset) {
     if (polled_.load(std::memory_order_relaxed) && io.has_ring(RingKind::Polled)) {
-        int n = co_await io.write(RingKind::Polled, direct_.get(), src, len, offset);
+        int n = co_await io.write({RingKind::Polled, as}, direct_.get(), src, len, offset);
         if (n != -EOPNOTSUPP) co_return n;
         if (polled_.exchange(false))
             log_info(
                 "block path: io poll refused by the device (EOPNOTSUPP): this open "
                 "completes by interrupt");
     }
-    co_return co_await io.write(ring_, direct_.get(), src, len, offset);
+    co_return co_await io.write({ring_, as}, direct_.get(), src, len, offset);
 }
 
 asio::awaitable<Result<size_t>> BlockDataPath::read(Caller c, PoolBuffer& buf, size_t len,
@@ -133,14 +134,14 @@ asio::awaitable<Result<size_t>> BlockDataPath::read(Caller c, PoolBuffer& buf, s
             size_t dlen = round_up(want, offset_align_);
             if (done + dlen > buf.capacity()) dlen = round_down(want, offset_align_);
             if (dlen > 0) {
-                n = co_await direct_read(io, dst, dlen, off);
+                n = co_await direct_read(io, c.as, dst, dlen, off);
                 went_direct = true;
                 ++counters_.direct;
                 if (n > 0 && size_t(n) > want) n = int(want);
             }
         }
         if (!went_direct) {
-            n = co_await io.read(ring_, fd_, dst, want, off);
+            n = co_await io.read({ring_, c.as}, fd_, dst, want, off);
             ++counters_.buffered;
         }
         if (n < 0) {
@@ -166,7 +167,7 @@ asio::awaitable<Result<SplicePipe>> BlockDataPath::read_to_pipe(Caller c, size_t
     if (!pipe) co_return Error(NtStatus::NotSupported);
     int retries = 0;
     while (pipe.size() < len) {
-        const int n = co_await c.io.splice_to_pipe(ring_, fd_, offset + pipe.size(),
+        const int n = co_await c.io.splice_to_pipe({ring_, c.as}, fd_, offset + pipe.size(),
                                                    pipe.write_fd(), len - pipe.size());
         if (n == -EINTR && ++retries < kMaxRetries) continue;
         // EAGAIN: the pipe filled up (cannot happen with the capacity acquire() checked);
@@ -212,17 +213,18 @@ asio::awaitable<Result<size_t>> BlockDataPath::write(Caller c, protocol::Bytes d
             }
             ++counters_.direct;
             if (write_through && piece == want && !polled_.load(std::memory_order_relaxed)) {
-                auto r = co_await io.write_then_datasync(ring_, direct_.get(), from, piece, off);
+                auto r =
+                    co_await io.write_then_datasync({ring_, c.as}, direct_.get(), from, piece, off);
                 n = r.write;
                 synced = r.write >= 0 && size_t(r.write) == piece && r.sync == 0;
                 if (r.write >= 0 && size_t(r.write) == piece && r.sync < 0 && r.sync != -ECANCELED)
                     co_return Error(errno_to_status(-r.sync));
             } else {
-                n = co_await direct_write(io, from, piece, off);
+                n = co_await direct_write(io, c.as, from, piece, off);
             }
         } else if (write_through) {
             ++counters_.buffered;
-            auto r = co_await io.write_then_datasync(ring_, fd_, src, want, off);
+            auto r = co_await io.write_then_datasync({ring_, c.as}, fd_, src, want, off);
             n = r.write;
             synced = r.write >= 0 && size_t(r.write) == want && r.sync == 0;
             if (r.write >= 0 && size_t(r.write) == want && r.sync < 0 && r.sync != -ECANCELED)
@@ -231,9 +233,9 @@ asio::awaitable<Result<size_t>> BlockDataPath::write(Caller c, protocol::Bytes d
             ++counters_.buffered;
             if (aio_write_size_ == 0 || want <= aio_write_size_) {
                 ++counters_.inline_writes;
-                n = co_await io.write_small_buffered(ring_, fd_, src, want, off);
+                n = co_await io.write_small_buffered({ring_, c.as}, fd_, src, want, off);
             } else {
-                n = co_await io.write(ring_, fd_, src, want, off);
+                n = co_await io.write({ring_, c.as}, fd_, src, want, off);
             }
         }
         if (n < 0) {
@@ -248,14 +250,14 @@ asio::awaitable<Result<size_t>> BlockDataPath::write(Caller c, protocol::Bytes d
     }
     if (write_through && !synced) {
         // Several pieces (or a cancelled link): one fdatasync after the last of them.
-        int r = co_await io.fsync(ring_, fd_, true);
+        int r = co_await io.fsync({ring_, c.as}, fd_, true);
         if (r < 0) co_return Error(errno_to_status(-r));
     }
     co_return done;
 }
 
 asio::awaitable<Status> BlockDataPath::flush(Caller c) {
-    int r = co_await c.io.fsync(ring_, fd_, false);
+    int r = co_await c.io.fsync({ring_, c.as}, fd_, false);
     if (r < 0) co_return Error(errno_to_status(-r));
     co_return Status{};
 }

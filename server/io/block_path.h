@@ -84,9 +84,10 @@ class BlockDataPath final : public DataPath {
     uint32_t memory_alignment() const { return mem_align_; }
 
   private:
-    asio::awaitable<int> direct_read(Engine& io, std::byte* dst, size_t len, uint64_t offset);
-    asio::awaitable<int> direct_write(Engine& io, const std::byte* src, size_t len,
-                                      uint64_t offset);
+    asio::awaitable<int> direct_read(Engine& io, const vfs::UnixIdentity* as, std::byte* dst,
+                                     size_t len, uint64_t offset);
+    asio::awaitable<int> direct_write(Engine& io, const vfs::UnixIdentity* as, const std::byte* src,
+                                      size_t len, uint64_t offset);
     bool offset_aligned(uint64_t v) const { return offset_align_ && v % offset_align_ == 0; }
     bool memory_aligned(const void* p) const {
         return mem_align_ && reinterpret_cast<uintptr_t>(p) % mem_align_ == 0;

@@ -37,6 +37,9 @@ namespace daxsmbd::server {
 struct Open;
 struct Share;
 }  // namespace daxsmbd::server
+namespace daxsmbd::server::vfs {
+struct UnixIdentity;  // vfs/fs_credentials.h
+}
 
 namespace daxsmbd::server::io {
 
@@ -46,9 +49,12 @@ class Engine;
 // Who makes a data-path call: the io_uring engine of the loop the call runs on, and the file's
 // share-relative path for the implementation's log lines. Converts from an Engine (tests).
 struct Caller {
-    Caller(Engine& engine, std::string_view file_path = {}) : io(engine), path(file_path) {}
+    Caller(Engine& engine, std::string_view file_path = {}, const vfs::UnixIdentity* who = nullptr)
+        : io(engine), path(file_path), as(who) {}
     Engine& io;
     std::string_view path;
+    // Whom the file operations run as (vfs/fs_credentials.h; null: the daemon, tests only).
+    const vfs::UnixIdentity* as;
 };
 
 // How a WRITE reaches the file beyond its bytes and offset (MS-SMB2 3.3.5.13).

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <unordered_map>
 
 #include "server/buffer_pool.h"
 #include "server/log.h"
@@ -35,6 +36,8 @@ constexpr size_t kMaxPerSqe = size_t(1) << 30;
 struct Engine::Ring {
     io_uring ring{};
     RingKind kind = RingKind::Normal;
+    // Registered personalities by identity serial (fs_credentials.h).
+    std::unordered_map<uint64_t, uint16_t> personalities;
     bool fixed_ok = false;
     size_t registered_slabs = 0;
     size_t outstanding = 0;
@@ -192,10 +195,44 @@ int Engine::fixed_index(Ring& r, const void* p, size_t len) {
     return slab;
 }
 
-void Engine::start_op(Op* op, RingKind k, unsigned nsqe, void* prep_ctx,
+// Registered personalities per ring before the cache starts over (each is a reference to a
+// credentials object in the kernel; distinct identities are few: users times group changes).
+constexpr size_t kMaxPersonalities = 4096;
+
+int Engine::personality_for(Ring& r, const vfs::UnixIdentity* who) {
+    if (who == nullptr || !vfs::credentials_switchable()) return 0;
+    if (auto it = r.personalities.find(who->serial); it != r.personalities.end()) return it->second;
+    if (r.personalities.size() >= kMaxPersonalities) {
+        // Requests already submitted hold their own reference to their credentials.
+        for (const auto& [serial, id] : r.personalities)
+            io_uring_unregister_personality(&r.ring, id);
+        r.personalities.clear();
+    }
+    int id;
+    {
+        // The kernel records the calling thread's credentials as they are now.
+        vfs::FsCredentials as(who);
+        id = io_uring_register_personality(&r.ring);
+    }
+    if (id < 0) {
+        log_error(opts_.name, ": ", kind_name(r.kind), " ring: registering the credentials of uid ",
+                  who->uid, " failed (", std::strerror(-id), "); its I/O fails");
+        return id;
+    }
+    r.personalities.emplace(who->serial, uint16_t(id));
+    return id;
+}
+
+void Engine::start_op(Op* op, Submit sub, unsigned nsqe, void* prep_ctx,
                       bool (*prep)(void*, Engine&, Ring&, io_uring_sqe**)) {
-    Ring& r = *ring_for(k);
+    Ring& r = *ring_for(sub.ring);
     op->ring = r.kind;
+    const int personality = personality_for(r, sub.as);
+    if (personality < 0) {
+        op->result.res[0] = op->result.res[1] = personality;
+        asio::post(ex_, [op] { op->fire(op, op->result); });
+        return;
+    }
     if (io_uring_sq_space_left(&r.ring) < nsqe) {
         // The queue filled up within one loop iteration: hand it over now.
         int ret = io_uring_submit(&r.ring);
@@ -220,6 +257,7 @@ void Engine::start_op(Op* op, RingKind k, unsigned nsqe, void* prep_ctx,
     }
     prep(prep_ctx, *this, r, sqes);
     for (unsigned i = 0; i < nsqe; ++i) {
+        sqes[i]->personality = uint16_t(personality);
         op->opcode[i] = sqes[i]->opcode;
         io_uring_sqe_set_data(sqes[i], reinterpret_cast<void*>(uintptr_t(op) | i));
     }
@@ -360,11 +398,11 @@ void Engine::complete(Op* op, unsigned slot, int res) {
 
 // ---------------------------------------------------------------------------------- operations
 
-asio::awaitable<int> Engine::transfer(RingKind k, Direction d, int fd, std::byte* buf, size_t len,
+asio::awaitable<int> Engine::transfer(Submit k, Direction d, int fd, std::byte* buf, size_t len,
                                       uint64_t offset) {
     len = std::min(len, kMaxPerSqe);
     if (!uring_available())
-        co_return co_await fallback([d, fd, buf, len, offset] {
+        co_return co_await fallback(k.as, [d, fd, buf, len, offset] {
             ssize_t n = d == Direction::Read ? ::pread(fd, buf, len, off_t(offset))
                                              : ::pwrite(fd, buf, len, off_t(offset));
             return n < 0 ? -errno : int(n);
@@ -385,11 +423,11 @@ asio::awaitable<int> Engine::transfer(RingKind k, Direction d, int fd, std::byte
     co_return r.res[0];
 }
 
-asio::awaitable<int> Engine::read(RingKind k, int fd, std::byte* buf, size_t len, uint64_t offset) {
+asio::awaitable<int> Engine::read(Submit k, int fd, std::byte* buf, size_t len, uint64_t offset) {
     return transfer(k, Direction::Read, fd, buf, len, offset);
 }
 
-asio::awaitable<int> Engine::write(RingKind k, int fd, const std::byte* buf, size_t len,
+asio::awaitable<int> Engine::write(Submit k, int fd, const std::byte* buf, size_t len,
                                    uint64_t offset) {
     // The kernel only reads from `buf`; one prep serves both directions.
     return transfer(k, Direction::Write, fd, const_cast<std::byte*>(buf), len, offset);
@@ -399,7 +437,7 @@ bool Engine::inline_writes_paused() const {
     return inline_paused_until_ != Clock::time_point{} && Clock::now() < inline_paused_until_;
 }
 
-asio::awaitable<int> Engine::write_small_buffered(RingKind k, int fd, const std::byte* buf,
+asio::awaitable<int> Engine::write_small_buffered(Submit k, int fd, const std::byte* buf,
                                                   size_t len, uint64_t offset) {
     // A buffered write the file system cannot do without blocking (ext4 answers
     // pwritev2(RWF_NOWAIT) with EOPNOTSUPP) is punted by io_uring to an io-wq worker thread:
@@ -408,7 +446,7 @@ asio::awaitable<int> Engine::write_small_buffered(RingKind k, int fd, const std:
     // only waits when the kernel throttles dirty pages; a write that took that long pauses
     // the inline path for a while, so a loop under write-back pressure stalls once per pause,
     // not on every write.
-    if (k == RingKind::Polled || inline_writes_paused())
+    if (k.ring == RingKind::Polled || inline_writes_paused())
         co_return co_await write(k, fd, buf, len, offset);
     // Waiting is told from being preempted (a busy machine) by the thread's voluntary context
     // switches: only a write that slept (dirty throttling, a lock, a page to read) pauses the
@@ -416,8 +454,14 @@ asio::awaitable<int> Engine::write_small_buffered(RingKind k, int fd, const std:
     struct rusage before {};
     ::getrusage(RUSAGE_THREAD, &before);
     const auto t0 = Clock::now();
-    ssize_t n = ::pwrite(fd, buf, len, off_t(offset));
-    const int res = n < 0 ? -errno : int(n);
+    int res;
+    {
+        // As the user: what a write decides by credentials (clearing set-user-ID bits, limits)
+        // is decided for them, as on the ring.
+        vfs::FsCredentials as(k.as);
+        ssize_t n = ::pwrite(fd, buf, len, off_t(offset));
+        res = n < 0 ? -errno : int(n);
+    }
     const auto t1 = Clock::now();
     ++stats_.inline_writes;
     if (t1 - t0 > kInlineStall) {
@@ -436,14 +480,14 @@ asio::awaitable<int> Engine::write_small_buffered(RingKind k, int fd, const std:
     co_return res;
 }
 
-asio::awaitable<int> Engine::fsync(RingKind k, int fd, bool datasync) {
+asio::awaitable<int> Engine::fsync(Submit k, int fd, bool datasync) {
     if (!uring_available())
-        co_return co_await fallback([fd, datasync] {
+        co_return co_await fallback(k.as, [fd, datasync] {
             int rc = datasync ? ::fdatasync(fd) : ::fsync(fd);
             return rc == 0 ? 0 : -errno;
         });
     // The kernel refuses fsync on an IOPOLL ring.
-    if (k == RingKind::Polled) k = RingKind::Normal;
+    if (k.ring == RingKind::Polled) k.ring = RingKind::Normal;
     auto prep = [fd, datasync](Engine&, Ring&, io_uring_sqe** s) {
         io_uring_prep_fsync(s[0], fd, datasync ? IORING_FSYNC_DATASYNC : 0);
         return true;
@@ -452,18 +496,18 @@ asio::awaitable<int> Engine::fsync(RingKind k, int fd, bool datasync) {
     co_return r.res[0];
 }
 
-asio::awaitable<int> Engine::splice_to_pipe(RingKind k, int fd, uint64_t offset, int pipe_write_fd,
+asio::awaitable<int> Engine::splice_to_pipe(Submit k, int fd, uint64_t offset, int pipe_write_fd,
                                             size_t len) {
     len = std::min(len, kMaxPerSqe);
     ++stats_.splices;
     if (!uring_available())
-        co_return co_await fallback([fd, offset, pipe_write_fd, len] {
+        co_return co_await fallback(k.as, [fd, offset, pipe_write_fd, len] {
             loff_t off = loff_t(offset);
             ssize_t n = ::splice(fd, &off, pipe_write_fd, nullptr, len, SPLICE_F_NONBLOCK);
             return n < 0 ? -errno : int(n);
         });
     // Only O_DIRECT reads and writes may go to the IOPOLL ring.
-    if (k == RingKind::Polled) k = RingKind::Normal;
+    if (k.ring == RingKind::Polled) k.ring = RingKind::Normal;
     auto prep = [fd, offset, pipe_write_fd, len](Engine&, Ring&, io_uring_sqe** s) {
         io_uring_prep_splice(s[0], fd, int64_t(offset), pipe_write_fd, -1, unsigned(len),
                              SPLICE_F_NONBLOCK);
@@ -473,12 +517,12 @@ asio::awaitable<int> Engine::splice_to_pipe(RingKind k, int fd, uint64_t offset,
     co_return r.res[0];
 }
 
-asio::awaitable<Engine::WriteSyncResult> Engine::write_then_datasync(RingKind k, int fd,
+asio::awaitable<Engine::WriteSyncResult> Engine::write_then_datasync(Submit k, int fd,
                                                                      const std::byte* buf,
                                                                      size_t len, uint64_t offset) {
     WriteSyncResult out;
     len = std::min(len, kMaxPerSqe);
-    if (!uring_available() || kind_for(k) == RingKind::Polled) {
+    if (!uring_available() || kind_for(k.ring) == RingKind::Polled) {
         // No link across rings: the write on the polled ring, then the fsync on the normal one.
         out.write = co_await write(k, fd, buf, len, offset);
         out.sync =

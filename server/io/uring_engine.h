@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "server/io/splice_pipe.h"
+#include "server/vfs/fs_credentials.h"
 
 namespace daxsmbd::server::io {
 
@@ -72,6 +73,17 @@ namespace asio = boost::asio;
 
 enum class RingKind : uint8_t { Normal = 0, SqPoll = 1, Polled = 2 };
 inline constexpr size_t kRingKinds = 3;
+
+// Where an operation goes and whom the kernel runs it as: the ring, and the user whose
+// credentials it carries (vfs/fs_credentials.h; null: the daemon's own). Ring operations carry
+// the user's registered personality (IORING_REGISTER_PERSONALITY, registered once per user and
+// ring, then cached); the ones the engine makes itself (inline writes, no ring) switch the
+// thread's file-system credentials around the system call.
+struct Submit {
+    Submit(RingKind k, const vfs::UnixIdentity* who = nullptr) : ring(k), as(who) {}
+    RingKind ring;
+    const vfs::UnixIdentity* as;
+};
 
 struct EngineOptions {
     unsigned entries = 256;  // SQ size of each ring (the CQ is twice that; overflow is kept)
@@ -110,6 +122,13 @@ struct EngineStats {
     std::atomic<uint64_t> spliced_bytes{0};
 };
 
+// f() with the calling thread's file-system credentials switched to `who` (fs_credentials.h).
+template <class F>
+int as_user(const vfs::UnixIdentity* who, F& f) {
+    vfs::FsCredentials guard(who);
+    return f();
+}
+
 class Engine {
   public:
     Engine(asio::any_io_executor ex, EngineOptions opts = {});
@@ -128,23 +147,22 @@ class Engine {
 
     // Results are what the system call returns: bytes (>= 0) or -errno. One SQE each; a short
     // transfer is the caller's to continue. A kind whose ring is missing uses Normal.
-    asio::awaitable<int> read(RingKind k, int fd, std::byte* buf, size_t len, uint64_t offset);
-    asio::awaitable<int> write(RingKind k, int fd, const std::byte* buf, size_t len,
-                               uint64_t offset);
+    asio::awaitable<int> read(Submit k, int fd, std::byte* buf, size_t len, uint64_t offset);
+    asio::awaitable<int> write(Submit k, int fd, const std::byte* buf, size_t len, uint64_t offset);
     // A small buffered (not O_DIRECT, not write-through) write: written with pwrite on the
     // loop's thread instead of through the ring, unless a recent one blocked for longer than
     // kInlineStall (then the ring, for kInlinePause). Callers decide what "small" is (the
     // share's "aio write size").
-    asio::awaitable<int> write_small_buffered(RingKind k, int fd, const std::byte* buf, size_t len,
+    asio::awaitable<int> write_small_buffered(Submit k, int fd, const std::byte* buf, size_t len,
                                               uint64_t offset);
     static constexpr std::chrono::microseconds kInlineStall{500};
     static constexpr std::chrono::milliseconds kInlinePause{2000};
     bool inline_writes_paused() const;
-    asio::awaitable<int> fsync(RingKind k, int fd, bool datasync);
+    asio::awaitable<int> fsync(Submit k, int fd, bool datasync);
     // Splices up to `len` bytes of file `fd` at `offset` into the pipe `pipe_write_fd`
     // (IORING_OP_SPLICE, SPLICE_F_NONBLOCK: -EAGAIN rather than waiting for pipe space). The
     // kernel runs it on an io-wq worker, so a page-cache miss never blocks the loop.
-    asio::awaitable<int> splice_to_pipe(RingKind k, int fd, uint64_t offset, int pipe_write_fd,
+    asio::awaitable<int> splice_to_pipe(Submit k, int fd, uint64_t offset, int pipe_write_fd,
                                         size_t len);
     // Pipes for spliced READs (splice_pipe.h), one pool per engine, i.e. per event loop.
     PipePool& pipes() { return *pipes_; }
@@ -160,7 +178,7 @@ class Engine {
         int write = 0;
         int sync = 0;
     };
-    asio::awaitable<WriteSyncResult> write_then_datasync(RingKind k, int fd, const std::byte* buf,
+    asio::awaitable<WriteSyncResult> write_then_datasync(Submit k, int fd, const std::byte* buf,
                                                          size_t len, uint64_t offset);
 
     // Tests: every CQE reaped from now on is appended here (null: stop recording).
@@ -179,12 +197,15 @@ class Engine {
     // it could not (the operation then completes with -EBUSY).
     enum class Direction : uint8_t { Read, Write };
     using Clock = std::chrono::steady_clock;
-    asio::awaitable<int> transfer(RingKind k, Direction d, int fd, std::byte* buf, size_t len,
+    asio::awaitable<int> transfer(Submit k, Direction d, int fd, std::byte* buf, size_t len,
                                   uint64_t offset);
     template <class Prep>
-    asio::awaitable<OpResult> run_op(RingKind k, unsigned nsqe, Prep prep);
-    void start_op(Op* op, RingKind k, unsigned nsqe, void* prep_ctx,
+    asio::awaitable<OpResult> run_op(Submit k, unsigned nsqe, Prep prep);
+    void start_op(Op* op, Submit k, unsigned nsqe, void* prep_ctx,
                   bool (*prep)(void*, Engine&, Ring&, io_uring_sqe**));
+    // The personality id of `who` on ring `r` (0: the submitter's own credentials, i.e. the
+    // daemon's), registering it on first use; -errno when the kernel refused to register it.
+    int personality_for(Ring& r, const vfs::UnixIdentity* who);
     Ring* ring_for(RingKind k);
     RingKind kind_for(RingKind k) const;
     // Fixed buffer index for [p, p + len) on this ring, registering new slabs first; -1: none.
@@ -215,7 +236,7 @@ class Engine {
 
     // Operations without a ring (blocking-pool system calls).
     template <class F>
-    asio::awaitable<int> fallback(F f);
+    asio::awaitable<int> fallback(const vfs::UnixIdentity* who, F f);
 };
 
 // An operation waiting for its CQE(s). user_data of an SQE is the Op's address with the slot
@@ -261,7 +282,7 @@ struct Engine::HandlerOp final : Op {
 };
 
 template <class Prep>
-asio::awaitable<Engine::OpResult> Engine::run_op(RingKind k, unsigned nsqe, Prep prep) {
+asio::awaitable<Engine::OpResult> Engine::run_op(Submit k, unsigned nsqe, Prep prep) {
     auto init = [this, k, nsqe, &prep](auto handler) {
         using H = decltype(handler);
         auto* op = HandlerOp<H>::make(std::move(handler));
@@ -275,12 +296,12 @@ asio::awaitable<Engine::OpResult> Engine::run_op(RingKind k, unsigned nsqe, Prep
 }
 
 template <class F>
-asio::awaitable<int> Engine::fallback(F f) {
+asio::awaitable<int> Engine::fallback(const vfs::UnixIdentity* who, F f) {
     ++stats_.fallback_ops;
-    if (!opts_.blocking_pool) co_return f();
+    if (!opts_.blocking_pool) co_return as_user(who, f);
     auto home = ex_;
     co_await asio::post(*opts_.blocking_pool, asio::use_awaitable);
-    int r = f();
+    int r = as_user(who, f);
     co_await asio::post(home, asio::use_awaitable);
     co_return r;
 }

@@ -31,6 +31,7 @@
 #include "auth/spnego.h"
 #include "protocol/header.h"
 #include "server/state/share.h"
+#include "server/vfs/fs_credentials.h"
 
 namespace daxsmbd::server {
 
@@ -65,8 +66,10 @@ struct Session {
     std::string domain;
     bool is_guest = false;
     bool is_anonymous = false;
-    uint32_t uid = 0;
-    uint32_t gid = 0;
+    // Who the session's file-system operations run as (vfs/fs_credentials.h): the user
+    // database entry's uid/gid with the groups of that uid's account, or the "guest account"
+    // for anonymous and guest sessions. Set before `state` becomes Valid; never null after.
+    std::shared_ptr<const vfs::UnixIdentity> identity;
 
     // Keys (MS-SMB2 3.3.1.8). session_key = first 16 bytes of the GSS key; full_session_key
     // is kept for 3.1.1 AES-256 encryption key derivation.

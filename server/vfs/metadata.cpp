@@ -11,6 +11,7 @@
 
 #include "protocol/bytes.h"
 #include "server/errno_status.h"
+#include "server/vfs/fs_credentials.h"
 #include "server/vfs/xattr_util.h"
 
 namespace daxsmbd::server::vfs {
@@ -103,13 +104,20 @@ std::optional<DosXattr> decode_dos_xattr(std::span<const std::byte> value) {
     return x;
 }
 
+// The DOS attributes are the server's metadata, read and written with the daemon's rights
+// (fs_credentials.h) once the caller's own checks allowed the operation (FILE_READ_ATTRIBUTES /
+// FILE_WRITE_ATTRIBUTES on the open): a user.* xattr needs read or write permission on the file
+// itself, which would otherwise make the attributes a user sees depend on the mode bits, as Samba
+// does (become_root around its DOS attribute store).
 std::optional<DosXattr> read_dos_xattr(int fd) {
     std::byte buf[64];
+    AsDaemon as_daemon;
     return decode_buf(buf, detail::fd_getxattr(fd, kDosXattrName, buf, sizeof buf));
 }
 
 Status write_dos_xattr(int fd, const DosXattr& x) {
     auto v = encode_dos_xattr(x);
+    AsDaemon as_daemon;
     long r = detail::fd_setxattr(fd, kDosXattrName, v.data(), v.size(), 0);
     if (r < 0) {
         int err = static_cast<int>(-r);
@@ -165,6 +173,7 @@ Result<FileInfo> query_info_at(int dirfd, const std::string& name) {
     std::optional<DosXattr> dos;
     if (S_ISREG(st.stx_mode) || S_ISDIR(st.stx_mode)) {
         std::byte buf[64];
+        AsDaemon as_daemon;
         dos = decode_buf(buf,
                          detail::at_lgetxattr(dirfd, name.c_str(), kDosXattrName, buf, sizeof buf));
     }
@@ -188,6 +197,10 @@ Status set_basic_info(int fd, const BasicInfoUpdate& u) {
         ts[0].tv_nsec = ts[1].tv_nsec = UTIME_OMIT;
         if (u.last_access_time > 0) ts[0] = filetime_to_timespec(u.last_access_time);
         if (u.last_write_time > 0) ts[1] = filetime_to_timespec(u.last_write_time);
+        // Setting explicit times takes ownership (utimensat(2)); the caller checked
+        // FILE_WRITE_ATTRIBUTES, so the daemon sets them (Samba: become_root when the user may
+        // write the file).
+        AsDaemon as_daemon;
         int rc = ::futimens(fd, ts);
         if (rc != 0 && errno == EBADF)  // O_PATH descriptor
             rc = ::utimensat(AT_FDCWD, detail::proc_fd_path(fd).c_str(), ts, 0);

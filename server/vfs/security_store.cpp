@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "server/errno_status.h"
+#include "server/vfs/fs_credentials.h"
 #include "server/vfs/xattr_util.h"
 
 namespace daxsmbd::server::vfs {
@@ -27,7 +28,11 @@ Result<SecurityDescriptor> decode_ntacl_xattr(Bytes value) {
     return SecurityDescriptor::parse(r.rest());
 }
 
+// The descriptor store belongs to the daemon: it is read and written with the daemon's rights
+// (fs_credentials.h), the access check over it is the server's own (a user who may not read a
+// file's data may still need its descriptor checked, or be granted READ_CONTROL by it).
 Result<std::optional<SecurityDescriptor>> read_security_descriptor(int fd) {
+    AsDaemon as_daemon;
     ByteVector buf;
     for (int attempt = 0; attempt < 4; ++attempt) {
         long n = detail::fd_getxattr(fd, kNtAclXattrName, nullptr, 0);
@@ -51,6 +56,7 @@ Result<std::optional<SecurityDescriptor>> read_security_descriptor(int fd) {
 
 Status write_security_descriptor(int fd, const SecurityDescriptor& sd) {
     DAX_TRY(auto v, encode_ntacl_xattr(sd));
+    AsDaemon as_daemon;
     long r = detail::fd_setxattr(fd, kNtAclXattrName, v.data(), v.size(), 0);
     if (r == -ENOTSUP) return Error(NtStatus::NotSupported);
     if (r < 0) return Error(errno_to_status(int(-r)));

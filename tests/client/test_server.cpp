@@ -58,6 +58,13 @@ TestServer::TestServer(Options options) : opts_(std::move(options)) {
         rec.nt_hash = auth::nt_hash_of_password(password);
         db->set(rec);
     }
+    for (const auto& u : opts_.unix_users) {
+        rec.name = u.name;
+        rec.nt_hash = auth::nt_hash_of_password(u.password);
+        rec.uid = u.uid;
+        rec.gid = u.gid;
+        db->set(rec);
+    }
     if (!db->save(&err)) {
         error_ = "user database: " + err;
         return;
@@ -72,6 +79,12 @@ TestServer::TestServer(Options options) : opts_(std::move(options)) {
     // Suites log on wrongly on purpose many times from 127.0.0.1; the logon throttle would
     // hold back every later logon of the suite. Tests of the throttle switch it on.
     config_.global.logon_failure_delay_ms = 0;
+    // The users act as the test's own uid; when that is root, they must be 'admin users'.
+    if (::getuid() == 0) {
+        config_.global.admin_users.push_back(opts_.user);
+        for (const auto& [name, password] : opts_.extra_users)
+            config_.global.admin_users.push_back(name);
+    }
     server::ShareConfig share;
     share.name = "data";
     share.path = share_;

@@ -26,8 +26,14 @@ class TestServer {
         std::string user = "alice";
         std::string password = "pw";
         std::vector<std::pair<std::string, std::string>> extra_users;  // more {user, password}
-        unsigned log_level = 0;                                        // 0 errors only; 2 debug
-        unsigned worker_threads = 1;                                   // event loops
+        // Users with uids of their own (the others act as the test's uid).
+        struct UnixUser {
+            std::string name, password;
+            uint32_t uid = 0, gid = 0;
+        };
+        std::vector<UnixUser> unix_users;
+        unsigned log_level = 0;       // 0 errors only; 2 debug
+        unsigned worker_threads = 1;  // event loops
         // Last word on the configuration (signing policy, dialect range, more shares ...).
         std::function<void(server::Config&)> configure;
     };

@@ -2,6 +2,12 @@
 // mappings, require_sync = false, as on persistent memory otherwise): which writes the mapping
 // takes and which go to the block path without trying it, FLUSH and CLOSE persisting,
 // truncation reaching the shared map, and open_data_path()'s choice of path.
+// GCC 12 flags Asio's awaitable-frame operator new/delete pair as mismatched in this file's
+// coroutines once their frames are inlined (the false positive create.cpp describes).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>

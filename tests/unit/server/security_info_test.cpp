@@ -55,8 +55,10 @@ class SecurityInfoTest : public ::testing::Test {
     }
     static auth::AccessToken token(uint32_t uid) {
         Session s;
-        s.uid = uid;
-        s.gid = uid;
+        auto id = std::make_shared<vfs::UnixIdentity>();
+        id->uid = uid;
+        id->gid = uid;
+        s.identity = id;
         return security::token_of(s);
     }
     CreateParams params(const std::string& name, uint32_t disposition, uint32_t access,

@@ -1,0 +1,194 @@
+#include "server/vfs/fs_credentials.h"
+
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "server/log.h"
+
+namespace daxsmbd::server::vfs {
+
+namespace {
+
+// NGROUPS_MAX of Linux (65536) would make every switch copy a huge list; Samba and the NFS
+// server also use a bounded list. Accounts with more groups keep the first ones.
+constexpr size_t kMaxGroups = 1024;
+
+std::atomic<uint64_t> g_next_serial{1};
+
+struct Creds {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;
+};
+
+// What the daemon's threads start with (every thread inherits the process's credentials).
+const Creds& daemon_creds() {
+    static const Creds c = [] {
+        Creds d;
+        d.uid = ::geteuid();
+        d.gid = ::getegid();
+        const long n = ::syscall(SYS_getgroups, 0, nullptr);
+        if (n > 0) {
+            d.groups.resize(size_t(n));
+            const long got = ::syscall(SYS_getgroups, n, d.groups.data());
+            d.groups.resize(got > 0 ? size_t(got) : 0);
+        }
+        std::sort(d.groups.begin(), d.groups.end());
+        return d;
+    }();
+    return c;
+}
+
+// The identity this thread's guards asked for (nullptr: the daemon's own) and the credentials
+// its kernel task has now.
+thread_local const UnixIdentity* tl_current = nullptr;
+thread_local uid_t tl_uid = 0;
+thread_local gid_t tl_gid = 0;
+thread_local std::vector<gid_t> tl_groups;
+
+[[noreturn]] void switch_failed(const char* call, uid_t uid, gid_t gid, int err) {
+    log_error("cannot switch file-system credentials (", call, " for uid ", uid, " gid ", gid,
+              "): ", std::strerror(err), "; stopping rather than acting with the daemon's rights");
+    std::abort();
+}
+
+// Makes the calling thread's file-system credentials uid/gid/groups. Raw system calls: they
+// change this thread only (see the header).
+void apply(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) {
+    if (tl_uid == uid && tl_gid == gid && tl_groups == groups) return;
+    if (!credentials_switchable()) return;
+    // Groups and gid first: the fsuid change may drop capabilities, though none of these
+    // calls needs a file capability.
+    if (tl_groups != groups) {
+        if (::syscall(SYS_setgroups, groups.size(), groups.data()) != 0)
+            switch_failed("setgroups", uid, gid, errno);
+        tl_groups = groups;
+    }
+    if (tl_gid != gid) {
+        ::syscall(SYS_setfsgid, gid);
+        // setfsgid reports no error: asking with an invalid id returns the current one.
+        if (gid_t(::syscall(SYS_setfsgid, gid_t(-1))) != gid)
+            switch_failed("setfsgid", uid, gid, EPERM);
+        tl_gid = gid;
+    }
+    if (tl_uid != uid) {
+        ::syscall(SYS_setfsuid, uid);
+        if (uid_t(::syscall(SYS_setfsuid, uid_t(-1))) != uid)
+            switch_failed("setfsuid", uid, gid, EPERM);
+        tl_uid = uid;
+    }
+}
+
+void apply_identity(const UnixIdentity* who) {
+    static thread_local bool initialised = false;
+    if (!initialised) {
+        const Creds& d = daemon_creds();
+        tl_uid = d.uid;
+        tl_gid = d.gid;
+        tl_groups = d.groups;
+        initialised = true;
+    }
+    if (who == nullptr) {
+        const Creds& d = daemon_creds();
+        apply(d.uid, d.gid, d.groups);
+    } else {
+        apply(who->uid, who->gid, who->groups);
+    }
+}
+
+bool has_capability(int cap) {
+    __user_cap_header_struct hdr{};
+    hdr.version = _LINUX_CAPABILITY_VERSION_3;
+    hdr.pid = 0;
+    __user_cap_data_struct data[2]{};
+    if (::syscall(SYS_capget, &hdr, data) != 0) return false;
+    return (data[cap / 32].effective & (1u << (cap % 32))) != 0;
+}
+
+std::shared_ptr<UnixIdentity> make_identity(uid_t uid, gid_t gid, std::vector<gid_t> groups,
+                                            std::string account) {
+    std::sort(groups.begin(), groups.end());
+    groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+    if (groups.size() > kMaxGroups) groups.resize(kMaxGroups);
+    auto id = std::make_shared<UnixIdentity>();
+    id->uid = uid;
+    id->gid = gid;
+    id->groups = std::move(groups);
+    id->account = std::move(account);
+    id->serial = g_next_serial.fetch_add(1, std::memory_order_relaxed);
+    return id;
+}
+
+// getgrouplist for `name` with primary group `gid`, growing the buffer as it asks.
+std::vector<gid_t> groups_of(const char* name, gid_t gid) {
+    int n = 32;
+    std::vector<gid_t> out(static_cast<size_t>(n));
+    for (int tries = 0; tries < 4; ++tries) {
+        int want = n;
+        if (::getgrouplist(name, gid, out.data(), &want) >= 0) {
+            out.resize(size_t(want));
+            return out;
+        }
+        n = std::max(want, n * 2);
+        out.resize(size_t(n));
+    }
+    return {gid};
+}
+
+}  // namespace
+
+bool credentials_switchable() {
+    static const bool ok = has_capability(CAP_SETUID) && has_capability(CAP_SETGID);
+    return ok;
+}
+
+const UnixIdentity* current_fs_identity() {
+    return tl_current;
+}
+
+std::shared_ptr<const UnixIdentity> resolve_unix_identity(uid_t uid, gid_t gid) {
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    std::vector<gid_t> groups;
+    std::string account;
+    if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
+        account = found->pw_name;
+        groups = groups_of(found->pw_name, gid);
+    } else {
+        groups = {gid};
+    }
+    return make_identity(uid, gid, std::move(groups), std::move(account));
+}
+
+Result<std::shared_ptr<const UnixIdentity>> resolve_unix_account(const std::string& name) {
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(16384);
+    if (::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr)
+        return Error(NtStatus::NoSuchUser);
+    return std::shared_ptr<const UnixIdentity>(make_identity(
+        found->pw_uid, found->pw_gid, groups_of(found->pw_name, found->pw_gid), found->pw_name));
+}
+
+FsCredentials::FsCredentials(const UnixIdentity* who) : previous_(tl_current) {
+    apply_identity(who);
+    tl_current = who;
+}
+
+FsCredentials::~FsCredentials() {
+    apply_identity(previous_);
+    tl_current = previous_;
+}
+
+}  // namespace daxsmbd::server::vfs
