@@ -38,8 +38,9 @@ constexpr const char* kUsage =
     "       daxsmbd-admin [-s CONFIG] user list\n"
     "CONFIG defaults to /etc/daxsmbd/daxsmbd.conf; the user database is its 'user database'.\n"
     "The password is read from stdin (one line) when stdin is not a terminal.\n"
-    "--uid/--gid: the local ids files are created as (default: those of the Unix user of the\n"
-    "same name if there is one, else 0).\n"
+    "--uid/--gid: the Unix ids the user acts as on disk (default: those of the Unix account of\n"
+    "the same name; without such an account --uid is required). uid 0 only for names listed in\n"
+    "'admin users'.\n"
     "--no-password: a user without NT hash, for Kerberos logons only (NTLM is refused).\n";
 
 int usage(const std::string& why = {}) {
@@ -201,7 +202,8 @@ int run(int argc, char** argv) {
     auto parsed = daxsmbd::server::Config::load(config_path);
     if (auto* e = std::get_if<daxsmbd::server::Config::ParseError>(&parsed))
         return fail(e->message);
-    const std::string db_path = std::get<daxsmbd::server::Config>(parsed).global.user_database;
+    const daxsmbd::server::Config& config = std::get<daxsmbd::server::Config>(parsed);
+    const std::string db_path = config.global.user_database;
 
     std::string error;
     auto db = daxsmbd::auth::UserDatabase::load(db_path, &error);
@@ -234,12 +236,32 @@ int run(int argc, char** argv) {
         if (existing != nullptr)
             return fail("user '" + existing->name + "' already exists in " + db_path);
         rec.name = name;
-        if (const passwd* pw = getpwnam(name.c_str()); pw != nullptr) {
+        // Every entry is a Unix identity the server acts as on disk (README "Identity"): the
+        // account of the same name, or the ids given; never uid 0 by default.
+        const passwd* pw = getpwnam(name.c_str());
+        if (pw == nullptr && !uid)
+            return fail("there is no Unix account '" + name +
+                        "': create one (useradd --no-create-home --shell /usr/sbin/nologin " +
+                        name + ") or give the ids the user acts as with --uid N --gid N");
+        if (pw != nullptr) {
             rec.uid = pw->pw_uid;
             rec.gid = pw->pw_gid;
         }
-        if (uid) rec.uid = *uid;
+        if (uid) {
+            rec.uid = *uid;
+            if (!gid) {
+                // The primary group of the account with that uid, if there is one.
+                const passwd* by_uid = getpwuid(*uid);
+                if (by_uid == nullptr)
+                    return fail("uid " + std::to_string(*uid) +
+                                " has no Unix account to take the group from: give --gid too");
+                rec.gid = by_uid->pw_gid;
+            }
+        }
         if (gid) rec.gid = *gid;
+        if (rec.uid == 0 && !config.global.is_admin_user(name))
+            return fail("'" + name + "' would act as root (uid 0) on disk; list it in 'admin " +
+                        "users' of " + config_path + " to allow that");
     } else {  // passwd: keep the name as created and the ids
         if (existing == nullptr) return fail("no user '" + name + "' in " + db_path);
         rec = *existing;

@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "auth/access_check.h"
 #include "protocol/access_mask.h"
 #include "protocol/create.h"
 #include "server/connection.h"
@@ -255,14 +256,28 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
         if (p.file_attributes & fa::kEncrypted) return fail(NtStatus::AccessDenied);
     }
 
-    const uint32_t maximal =
+    uint32_t maximal =
         object_maximal_access(p.maximal_access, readonly) & acl_allowed.value_or(~0u);
-    const uint32_t granted = grant(pl, maximal);
+    uint32_t granted = grant(pl, maximal);
+
+    // The open runs as the user: the kernel's permission check decides too. What it refuses is
+    // not part of MAXIMUM_ALLOWED (MS-SMB2 3.3.5.9, MS-FSA 2.1.5.1.2.1: the rights the object
+    // grants), so a file the user may only read opens for reading; rights asked for by name
+    // stay required.
+    auto fd = open_object(*root, rp.rel, is_dir, granted, overwrite);
+    if (!fd && fd.status() == NtStatus::AccessDenied && pl.want_max && !is_dir) {
+        for (const uint32_t bits :
+             {am::kFileWriteData | am::kFileAppendData, am::kFileReadData | am::kFileExecute}) {
+            const uint32_t droppable = bits & ~pl.desired & granted;
+            if (fd || droppable == 0 || (overwrite && (bits & am::kFileWriteData))) continue;
+            granted &= ~droppable;
+            maximal &= ~droppable;
+            fd = open_object(*root, rp.rel, is_dir, granted, overwrite);
+        }
+    }
     // MS-FSA 2.1.5.1.2: overwrite and supersede take part in sharing as writes / deletes.
     uint32_t sharing = granted;
     if (overwrite) sharing |= disp == cd::kSupersede ? am::kDelete : am::kFileWriteData;
-
-    auto fd = open_object(*root, rp.rel, is_dir, granted, overwrite);
     if (!fd) {
         if (fd.status() == NtStatus::ObjectNameNotFound) return retry();
         return fail(fd.status());
@@ -345,6 +360,19 @@ Attempt create_new(const std::shared_ptr<const vfs::ShareRoot>& root, FileTable&
     // allows).
     const uint32_t granted = grant(pl, p.maximal_access);
 
+    // The parent's stored DACL must allow the create (MS-FSA 2.1.5.1.1: FILE_ADD_FILE or
+    // FILE_ADD_SUBDIRECTORY on the parent); it is also what the new object inherits from. A
+    // parent without one is left to the kernel's check of its mode bits, made as the user.
+    std::optional<protocol::SecurityDescriptor> parent_sd;
+    if (p.token) {
+        auto psd = security::parent_descriptor(*root, rp.parent);
+        if (!psd) return fail(psd.status());
+        parent_sd = std::move(*psd);
+        const uint32_t need = make_dir ? am::kFileAddSubdirectory : am::kFileAddFile;
+        if (parent_sd && !(auth::granted_access(*parent_sd, *p.token) & need))
+            return fail(NtStatus::AccessDenied);
+    }
+
     Result<vfs::UniqueFd> fd = Error(NtStatus::InternalError);
     if (make_dir) {
         auto st = vfs::mkdir_beneath(*root, rp.rel, 0777);
@@ -371,10 +399,13 @@ Attempt create_new(const std::shared_ptr<const vfs::ShareRoot>& root, FileTable&
     auto reg = std::make_shared<FileRegistration>(files, key, *token, root);
 
     Status applied = apply_new_metadata(fd->get(), p, make_dir, info->creation_time);
-    // MS-SMB2 3.3.5.9.2: the SecD descriptor becomes the new file's (security_info.h).
-    if (applied && p.security_descriptor)
-        applied = security::store_create_descriptor(fd->get(), *p.security_descriptor,
-                                                    p.token ? &*p.token : nullptr);
+    // MS-SMB2 3.3.5.9.2: the SecD descriptor becomes the new file's, merged with what it
+    // inherits from the parent (MS-DTYP 2.5.3.4; security_info.h).
+    if (applied)
+        applied = security::store_new_object_descriptor(
+            fd->get(), parent_sd ? &*parent_sd : nullptr,
+            p.security_descriptor ? &*p.security_descriptor : nullptr,
+            p.token ? &*p.token : nullptr, make_dir);
     if (auto st = applied; !st) {
         // Do not leave a half-made file behind.
         abandon(files, reg);

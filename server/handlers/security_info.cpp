@@ -2,6 +2,10 @@
 #include "server/handlers/security_info.h"
 
 #include <fcntl.h>
+
+#include "auth/sd_inherit.h"
+
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -97,6 +101,37 @@ Status store_create_descriptor(int fd, const SecurityDescriptor& given,
     }
     return vfs::write_security_descriptor(fd,
                                           complete_create_descriptor(given, *token, owner.mode));
+}
+
+Result<std::optional<SecurityDescriptor>> parent_descriptor(const vfs::ShareRoot& root,
+                                                            const std::string& parent_rel) {
+    DAX_TRY(auto dir, vfs::open_beneath(root, parent_rel, O_PATH | O_DIRECTORY));
+    auto stored = vfs::read_security_descriptor(dir.get());
+    if (!stored) {
+        log_info("stored security descriptor of '", parent_rel, "' unreadable (",
+                 status_name(stored.status()), "): create refused");
+        return Error(NtStatus::AccessDenied);
+    }
+    return std::move(*stored);
+}
+
+Status store_new_object_descriptor(int fd, const SecurityDescriptor* parent,
+                                   const SecurityDescriptor* creator,
+                                   const auth::AccessToken* token, bool is_directory) {
+    const bool inherits = parent != nullptr && auth::has_inheritable_aces(*parent, is_directory);
+    if (creator == nullptr && !inherits) return {};
+    DAX_TRY(auto owner, posix_owner(fd));
+    auth::AccessToken file_owner;
+    if (token == nullptr) {
+        file_owner.user = wk::unix_user(owner.uid);
+        file_owner.primary_group = wk::unix_group(owner.gid);
+        token = &file_owner;
+    }
+    auth::NewObjectSecurity made = auth::inherit_security_descriptor(inherits ? parent : nullptr,
+                                                                     creator, *token, is_directory);
+    // Without a DACL from either: the mode bits' (the token's default DACL of Windows).
+    return vfs::write_security_descriptor(fd,
+                                          complete_create_descriptor(made.sd, *token, owner.mode));
 }
 
 Result<std::optional<uint32_t>> stored_access(const vfs::ShareRoot& root,

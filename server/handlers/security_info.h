@@ -71,6 +71,20 @@ protocol::SecurityDescriptor complete_create_descriptor(const protocol::Security
 Status store_create_descriptor(int fd, const protocol::SecurityDescriptor& given,
                                const auth::AccessToken* token);
 
+// The stored descriptor of the directory `parent_rel` a new object is created in (nullopt: it
+// has none; an unreadable one fails closed with AccessDenied). Blocking.
+Result<std::optional<protocol::SecurityDescriptor>> parent_descriptor(
+    const vfs::ShareRoot& root, const std::string& parent_rel);
+
+// The descriptor a new object stores (MS-DTYP 2.5.3.4): what it inherits from the parent's stored
+// descriptor `parent` and/or the creator's "SecD" descriptor `creator`, owner and group defaulting
+// to `token`'s (nullptr: the file's POSIX ones), a DACL from the mode bits when neither gives one.
+// Nothing is stored when there is neither a creator descriptor nor an inheritable ACE: the object
+// then shows the descriptor synthesized from its mode. Blocking.
+Status store_new_object_descriptor(int fd, const protocol::SecurityDescriptor* parent,
+                                   const protocol::SecurityDescriptor* creator,
+                                   const auth::AccessToken* token, bool is_directory);
+
 // CREATE of the existing object `rel` (open as `fd`, any descriptor): nullopt when it has no
 // stored descriptor (nothing to enforce), else the rights its DACL grants `token`, DELETE added
 // when the parent directory `parent_rel` lets the token delete children (its stored DACL grants

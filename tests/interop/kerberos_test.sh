@@ -126,8 +126,11 @@ port_listening "$KDC_PORT" || die "krb5kdc does not listen on $KDC_PORT"
 # daxsmbd: Kerberos and NTLM, users alice (exists with a password already), bob (Kerberos-only,
 # added without password) and the map: extern/admin@REALM -> carol.
 printf 'carol = extern/admin@%s\n' "$REALM" >"$KRB/usermap"
-"$DAXSMBD_ADMIN" -s "$CONF" user add bob --no-password || die "cannot add bob"
-"$DAXSMBD_ADMIN" -s "$CONF" user add carol --no-password || die "cannot add carol"
+for u in bob carol; do
+    acct=$(make_unix_account "$u") || die "cannot make a Unix account for $u"
+    "$DAXSMBD_ADMIN" -s "$CONF" user add "$u" --no-password --uid "$(id -u "$acct")" \
+        --gid "$(id -g "$acct")" || die "cannot add $u"
+done
 set_global() { # KEY VALUE: (re)sets a [global] key in the server's configuration
     sed -i "/^    $1 = /d" "$CONF"
     sed -i "/^\[global\]/a\\    $1 = $2" "$CONF"

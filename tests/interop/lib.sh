@@ -249,12 +249,47 @@ write_samba_conf() {
 EOF
 }
 
-add_user() { # NAME PASSWORD
+# Unix accounts the test made (removed on exit): every SMB user acts as one of its own on disk,
+# made here so that nothing on the machine is assumed to exist. Names: dxt_<pid>_<name>.
+UNIX_ACCOUNTS=()
+make_unix_account() { # NAME [useradd args...]: creates dxt_<pid>_NAME, prints its name
+    local acct="dxt_$$_$1"
+    shift
+    id "$acct" >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin "$@" "$acct" ||
+        return 1
+    UNIX_ACCOUNTS+=("$acct")
+    echo "$acct"
+}
+unix_account_of() { echo "dxt_$$_$1"; } # the account SMB user NAME acts as
+remove_unix_accounts() {
+    local a
+    for a in "${UNIX_ACCOUNTS[@]}"; do
+        userdel "$a" >/dev/null 2>&1 || true
+        getent group "$a" >/dev/null && groupdel "$a" >/dev/null 2>&1 || true
+    done
+    UNIX_ACCOUNTS=()
+}
+# chown_to NAME PATH...: PATHs (recursively) owned by SMB user NAME's account and its group.
+chown_to() {
+    local acct
+    acct=$(unix_account_of "$1")
+    shift
+    chown -R "$acct:$acct" "$@"
+}
+
+add_user() { # NAME PASSWORD [daxsmbd-admin args...]: the SMB user with a Unix account of its own
+    local name=$1 pass=$2 acct
+    shift 2
+    acct=$(make_unix_account "$name") || return 1
     if [ "$INTEROP_SERVER" = samba ]; then
-        id "$1" >/dev/null 2>&1 || useradd -M -s /usr/sbin/nologin "$1"
-        printf '%s\n%s\n' "$2" "$2" | smbpasswd -c "$CONF" -a -s "$1" >/dev/null
+        # Samba's users are Unix accounts: the same name as ours, for the same tests.
+        id "$name" >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin \
+            -o -u "$(id -u "$acct")" -g "$(id -g "$acct")" "$name" || return 1
+        UNIX_ACCOUNTS+=("$name")
+        printf '%s\n%s\n' "$pass" "$pass" | smbpasswd -c "$CONF" -a -s "$name" >/dev/null
     else
-        printf '%s\n' "$2" | "$DAXSMBD_ADMIN" -s "$CONF" user add "$1"
+        printf '%s\n' "$pass" | "$DAXSMBD_ADMIN" -s "$CONF" user add "$name" \
+            --uid "$(id -u "$acct")" --gid "$(id -g "$acct")" "$@"
     fi
 }
 
@@ -334,6 +369,7 @@ _interop_cleanup() {
         fi
         [ "$died" -eq 0 ] || log "FAIL: the server had died during the test"
     fi
+    remove_unix_accounts
     if [ -n "$TESTDIR" ] && [ "${KEEP:-0}" != 1 ]; then
         rm -rf "$TESTDIR"
     elif [ -n "$TESTDIR" ]; then
@@ -352,12 +388,11 @@ interop_setup() {
     fi
     TESTDIR=$(mktemp -d /tmp/daxsmbd-interop.XXXXXX)
     trap _interop_cleanup EXIT
-    # The server may create files as alice's uid: every directory it walks must be reachable.
+    # The server creates files as alice's uid: every directory it walks must be reachable.
     chmod 755 "$TESTDIR"
     DATA_DIR=$TESTDIR/data
     RO_DIR=$TESTDIR/ro
     mkdir -p "$DATA_DIR" "$RO_DIR"
-    chmod 1777 "$DATA_DIR"
     echo "read-only share content" >"$RO_DIR/readme.txt"
     CONF=$TESTDIR/server.conf
     LOG=$TESTDIR/server.log
@@ -365,5 +400,9 @@ interop_setup() {
     PORT=$(free_port) || die "no free port"
     if [ "$INTEROP_SERVER" = samba ]; then write_samba_conf; else write_daxsmbd_conf; fi
     add_user "$SMB_USER" "$SMB_PASS" || die "cannot add user $SMB_USER"
+    # The writable share belongs to its user, as a real one would (files the server creates
+    # are the user's; files a test puts there itself it gives to the user with chown_to).
+    chown_to "$SMB_USER" "$DATA_DIR"
+    chmod 0755 "$DATA_DIR"
     start_server || die "cannot start $INTEROP_SERVER"
 }
