@@ -1,7 +1,8 @@
 #!/bin/bash
 # Quick start, as root on Debian 12: install the build dependencies, build daxsmbd, write a
 # default configuration (share "share" = /srv/daxsmbd/share, port 445) unless one exists, add the
-# user demo (password demo) unless it exists, and run the server in the foreground.
+# user demo (password demo, acting as the Unix account daxsmbd-demo, which owns the share) unless
+# it exists, and run the server in the foreground.
 #
 #   conf/quickstart.sh
 #
@@ -32,8 +33,17 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/nu
 ninja -C "$BUILD" daxsmbd daxsmbd-admin
 
 mkdir -p "$SHARE" "$CONF_DIR" "$(dirname "$USERDB")"
-chmod 1777 "$SHARE"
 chmod 700 "$(dirname "$USERDB")"
+
+# The SMB user demo acts as an unprivileged Unix account of its own on disk (README
+# "Identity"), which owns the share.
+DEMO_ACCOUNT=daxsmbd-demo
+if ! id "$DEMO_ACCOUNT" >/dev/null 2>&1; then
+    useradd --system --no-create-home --shell /usr/sbin/nologin "$DEMO_ACCOUNT"
+    say "made the Unix account $DEMO_ACCOUNT for the user demo"
+fi
+chown "$DEMO_ACCOUNT:$DEMO_ACCOUNT" "$SHARE"
+chmod 0755 "$SHARE"
 
 if [ -e "$CONF" ]; then
     say "keeping the existing $CONF"
@@ -52,8 +62,9 @@ fi
 if "$BUILD/daxsmbd-admin" -s "$CONF" user list | awk '$1 == "demo" {found = 1} END {exit !found}'; then
     say "user demo exists"
 else
-    printf 'demo\n' | "$BUILD/daxsmbd-admin" -s "$CONF" user add demo
-    say "added user demo (password demo)"
+    printf 'demo\n' | "$BUILD/daxsmbd-admin" -s "$CONF" user add demo \
+        --uid "$(id -u "$DEMO_ACCOUNT")" --gid "$(id -g "$DEMO_ACCOUNT")"
+    say "added user demo (password demo), acting as $DEMO_ACCOUNT on disk"
 fi
 
 if ss -ltnH 'sport = :445' | grep -q .; then

@@ -112,6 +112,9 @@ ${BENCH_DAX_GLOBAL:-}
     read only = no
 ${BENCH_DAX_SHARE:-}
 EOC
+    # Both servers act as the Unix account alice on disk (the peer's samba-peer.sh makes the
+    # same account), so the comparison includes the cost of per-user credentials on each side.
+    id alice >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin alice
     [ -e "$BENCH_DIR/dax/users.db" ] || printf 'pw\n' | "$BUILD/daxsmbd-admin" -s "$DAX_CONF" user add alice >/dev/null
     "${PIN[@]}" "$BUILD/daxsmbd" -s "$DAX_CONF" -F </dev/null >"$BENCH_DIR/dax/daxsmbd.log" 2>&1 &
     DAX_PID=$!

@@ -25,7 +25,7 @@ start() {
     local name=$1 port=$2 log=$H/daxsmbd-$1.log
     printf '[global]\nsmb ports = %s\ninterfaces = 127.0.0.1\nuser database = /tmp/users.db\nlog level = 1\n[b]\npath = /mnt/pmem/share\nread only = no\ndax = %s\ndax flush = %s\n' \
         "$port" "$3" "$4" >"/tmp/$name.conf"
-    [ -f /tmp/users.db ] || echo "$USER_PASS" | "$ADMIN" -s "/tmp/$name.conf" user add "$USER_NAME"
+    [ -f /tmp/users.db ] || add_smb_user "/tmp/$name.conf"
     "$DAXSMBD" -s "/tmp/$name.conf" -F >"$log" 2>&1 &
     local pid=$!
     for _ in $(seq 150); do

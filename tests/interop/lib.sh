@@ -265,7 +265,7 @@ remove_unix_accounts() {
     local a
     for a in "${UNIX_ACCOUNTS[@]}"; do
         userdel "$a" >/dev/null 2>&1 || true
-        getent group "$a" >/dev/null && groupdel "$a" >/dev/null 2>&1 || true
+        if getent group "$a" >/dev/null; then groupdel "$a" >/dev/null 2>&1 || true; fi
     done
     UNIX_ACCOUNTS=()
 }

@@ -23,7 +23,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 DEFAULT_SUITES="smb2.connect smb2.read smb2.rw smb2.getinfo smb2.setinfo smb2.dir smb2.create
-smb2.compound smb2.credits smb2.lock smb2.session smb2.session-require-signing smb2.tcon"
+smb2.compound smb2.credits smb2.lock smb2.session smb2.session-require-signing smb2.tcon
+smb2.acls smb2.sdread smb2.delete-on-close-perms"
 HERE=$(cd "$(dirname "$0")" && pwd)
 EXPECTED=${SMBTORTURE_EXPECTED:-$HERE/smbtorture-expected.txt}
 BASELINE=$SHARED_DIR/peer/smbtorture-samba-baseline.txt

@@ -42,11 +42,18 @@ pmem_mount() {
     mount -o dax /dev/pmem0 "$dir"
 }
 
+# add_smb_user CONF: $USER_NAME in the user database of CONF, acting as a Unix account of the
+# same name (made here: the guest image has none; the server acts as it on disk).
+add_smb_user() {
+    id "$USER_NAME" >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin "$USER_NAME"
+    echo "$USER_PASS" | "$ADMIN" -s "$1" user add "$USER_NAME"
+}
+
 # server_start NAME CONF-TEXT: daxsmbd in the foreground on $PORT, log in $H/daxsmbd-NAME.log.
 server_start() {
     local name=$1
     printf '%s\n' "$2" >/tmp/daxsmbd.conf
-    [ -f /tmp/users.db ] || echo "$USER_PASS" | "$ADMIN" -s /tmp/daxsmbd.conf user add "$USER_NAME"
+    [ -f /tmp/users.db ] || add_smb_user /tmp/daxsmbd.conf
     SLOG=$H/daxsmbd-$name.log
     "$DAXSMBD" -s /tmp/daxsmbd.conf -F >"$SLOG" 2>&1 &
     SPID=$!
