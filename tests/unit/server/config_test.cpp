@@ -440,6 +440,21 @@ TEST(Config, DefaultConfigTextParses) {
     EXPECT_FALSE(c.shares[0].read_only);
 }
 
+// Who sessions act as on disk (README "Identity"): Samba's keys and defaults.
+TEST(Config, IdentityKeys) {
+    Config d = parse_ok("");
+    EXPECT_EQ(d.global.guest_account, "nobody");
+    EXPECT_TRUE(d.global.admin_users.empty());
+    EXPECT_FALSE(d.global.is_admin_user("root"));
+    Config c = parse_ok("[global]\nguest account = smbguest\nadmin users = Root, \"Backup Op\"\n");
+    EXPECT_EQ(c.global.guest_account, "smbguest");
+    EXPECT_TRUE(c.global.is_admin_user("root"));
+    EXPECT_TRUE(c.global.is_admin_user("backup op"));
+    EXPECT_FALSE(c.global.is_admin_user("alice"));
+    EXPECT_NE(parse_err("[global]\nguest account = a b\n").find("guest account"),
+              std::string::npos);
+}
+
 // conf/daxsmbd.conf documents every parameter with its default: its [global] lines must set
 // exactly the built-in defaults, and its share must parse.
 TEST(Config, ExampleConfigStatesTheDefaults) {
@@ -463,6 +478,8 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.global.idle_timeout_s, d.idle_timeout_s);
     EXPECT_EQ(c.global.auth_timeout_s, d.auth_timeout_s);
     EXPECT_EQ(c.global.max_credits, d.max_credits);
+    EXPECT_EQ(c.global.guest_account, d.guest_account);
+    EXPECT_EQ(c.global.admin_users, d.admin_users);
     EXPECT_EQ(c.global.max_connections, d.max_connections);
     EXPECT_EQ(c.global.max_connections_per_address, d.max_connections_per_address);
     EXPECT_EQ(c.global.max_sessions_per_connection, d.max_sessions_per_connection);
