@@ -114,6 +114,22 @@ Result<vfs::UniqueFd> open_object(const vfs::ShareRoot& root, const std::string&
     return vfs::open_beneath(root, rel, O_PATH);
 }
 
+// Whether the request's user may remove `rp` from its directory, asked as the user (the calling
+// thread runs with its credentials): write and search permission on the parent and, in a sticky
+// directory, ownership of the object or of the directory (unlink(2), rmdir(2)). DELETE is only
+// granted where the unlink at close would succeed: a delete the kernel refuses later could not
+// be reported (Samba's can_delete_file_in_directory makes the same check at open).
+bool user_may_unlink(const vfs::ShareRoot& root, const vfs::ResolvedPath& rp, uid_t object_uid) {
+    auto parent = vfs::open_beneath(root, rp.parent, O_PATH | O_DIRECTORY);
+    if (!parent) return false;
+    if (::faccessat(parent->get(), ".", W_OK | X_OK, AT_EACCESS) != 0) return false;
+    const vfs::UnixIdentity* who = vfs::current_fs_identity();
+    if (who == nullptr || who->is_root()) return true;
+    struct stat st {};
+    if (::fstat(parent->get(), &st) != 0) return false;
+    return !(st.st_mode & S_ISVTX) || who->uid == object_uid || who->uid == st.st_uid;
+}
+
 // Attributes, EAs and allocation of a file this CREATE made or overwrote (MS-FSA 2.1.5.1.1:
 // only the settable attributes survive, ARCHIVE is added to files).
 Status apply_new_metadata(int fd, const CreateParams& p, bool is_dir, int64_t creation_time) {
@@ -259,6 +275,13 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
     uint32_t maximal =
         object_maximal_access(p.maximal_access, readonly) & acl_allowed.value_or(~0u);
     uint32_t granted = grant(pl, maximal);
+    struct stat object_st {};
+    if ((granted & am::kDelete) && !is_root &&
+        (::fstat(probe->get(), &object_st) != 0 || !user_may_unlink(*root, rp, object_st.st_uid))) {
+        if ((pl.desired & am::kDelete) || pl.delete_on_close) return fail(NtStatus::AccessDenied);
+        granted &= ~am::kDelete;  // MAXIMUM_ALLOWED: not what the directory allows
+        maximal &= ~am::kDelete;
+    }
 
     // The open runs as the user: the kernel's permission check decides too. What it refuses is
     // not part of MAXIMUM_ALLOWED (MS-SMB2 3.3.5.9, MS-FSA 2.1.5.1.2.1: the rights the object

@@ -127,7 +127,8 @@ port_listening "$KDC_PORT" || die "krb5kdc does not listen on $KDC_PORT"
 # added without password) and the map: extern/admin@REALM -> carol.
 printf 'carol = extern/admin@%s\n' "$REALM" >"$KRB/usermap"
 for u in bob carol; do
-    acct=$(make_unix_account "$u") || die "cannot make a Unix account for $u"
+    make_unix_account "$u" || die "cannot make a Unix account for $u"
+    acct=$ACCOUNT
     "$DAXSMBD_ADMIN" -s "$CONF" user add "$u" --no-password --uid "$(id -u "$acct")" \
         --gid "$(id -g "$acct")" || die "cannot add $u"
 done

@@ -251,14 +251,16 @@ EOF
 
 # Unix accounts the test made (removed on exit): every SMB user acts as one of its own on disk,
 # made here so that nothing on the machine is assumed to exist. Names: dxt_<pid>_<name>.
+# make_unix_account sets ACCOUNT rather than printing the name: in a $(...) subshell its record
+# in UNIX_ACCOUNTS would be lost and the account never removed.
 UNIX_ACCOUNTS=()
-make_unix_account() { # NAME [useradd args...]: creates dxt_<pid>_NAME, prints its name
-    local acct="dxt_$$_$1"
+ACCOUNT=
+make_unix_account() { # NAME [useradd args...]: creates dxt_<pid>_NAME; its name in ACCOUNT
+    ACCOUNT="dxt_$$_$1"
     shift
-    id "$acct" >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin "$@" "$acct" ||
-        return 1
-    UNIX_ACCOUNTS+=("$acct")
-    echo "$acct"
+    id "$ACCOUNT" >/dev/null 2>&1 ||
+        useradd --no-create-home --shell /usr/sbin/nologin "$@" "$ACCOUNT" || return 1
+    UNIX_ACCOUNTS+=("$ACCOUNT")
 }
 unix_account_of() { echo "dxt_$$_$1"; } # the account SMB user NAME acts as
 remove_unix_accounts() {
@@ -280,7 +282,8 @@ chown_to() {
 add_user() { # NAME PASSWORD [daxsmbd-admin args...]: the SMB user with a Unix account of its own
     local name=$1 pass=$2 acct
     shift 2
-    acct=$(make_unix_account "$name") || return 1
+    make_unix_account "$name" || return 1
+    acct=$ACCOUNT
     if [ "$INTEROP_SERVER" = samba ]; then
         # Samba's users are Unix accounts: the same name as ours, for the same tests.
         id "$name" >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin \

@@ -116,6 +116,32 @@ TEST_F(E2eIdentity, ModeBitsApplyToTheUser) {
                   NtStatus::AccessDenied);
 }
 
+// DELETE is granted only where the unlink at CLOSE would succeed (write and search permission
+// on the directory; in a sticky one, ownership): else a delete-on-close would be lost silently.
+TEST_F(E2eIdentity, DeleteNeedsWhatUnlinkNeedsInTheDirectory) {
+    ASSERT_EQ(::mkdir(local("closed").c_str(), 0755), 0);
+    std::ofstream(local("closed/f.txt")) << "x";
+    ::chmod(local("closed/f.txt").c_str(), 0666);
+    put_local("sticky-root.txt", 0666);  // the share directory is 01777
+    auto c = login_bob();
+    EXPECT_STATUS(c->open("closed\\f.txt", am::kDelete, cd::kOpen), NtStatus::AccessDenied);
+    EXPECT_STATUS(c->open("sticky-root.txt", am::kDelete, cd::kOpen), NtStatus::AccessDenied);
+    // MAXIMUM_ALLOWED opens, without DELETE.
+    auto m = c->open("closed\\f.txt", am::kMaximumAllowed, cd::kOpen);
+    ASSERT_STATUS(m, NtStatus::Success);
+    c->close(m.body.file_id);
+    // Bob's own file in the sticky directory is his to delete.
+    auto f = c->open("bobs-deletable.txt", am::kFileGenericWrite | am::kDelete, cd::kCreate);
+    ASSERT_STATUS(f, NtStatus::Success);
+    c->close(f.body.file_id);
+    auto d = c->open("bobs-deletable.txt", am::kDelete, cd::kOpen, create_options::kDeleteOnClose);
+    ASSERT_STATUS(d, NtStatus::Success);
+    c->close(d.body.file_id);
+    EXPECT_NE(::access(local("bobs-deletable.txt").c_str(), F_OK), 0);
+    EXPECT_EQ(::access(local("closed/f.txt").c_str(), F_OK), 0);
+    EXPECT_EQ(::access(local("sticky-root.txt").c_str(), F_OK), 0);
+}
+
 TEST_F(E2eIdentity, NewObjectsInheritTheParentsInheritableAces) {
     ASSERT_EQ(::mkdir(local("inherit").c_str(), 0777), 0);
     ::chmod(local("inherit").c_str(), 0777);
