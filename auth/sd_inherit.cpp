@@ -61,33 +61,36 @@ bool inherits(const Ace& a, bool is_container) {
 }
 
 // Appends what the new object gets of the parent ACE `a` (MS-DTYP 2.5.3.4.4; Win32 "ACE
-// inheritance rules"). Every ACE appended carries INHERITED_ACE.
+// inheritance rules"). Every ACE appended carries `inherited`: INHERITED_ACE under automatic
+// inheritance, else nothing (MS-DTYP 2.5.3.4.4: the flag is set with DACL_AUTO_INHERIT only, which
+// NTFS asks for when the parent's DACL is SE_DACL_AUTO_INHERITED; smbtorture smb2.acls.INHERITANCE
+// expects no flag below a parent set without it).
 void append_inherited(const Ace& a, bool is_container, const Sid& owner, const Sid& group,
-                      std::vector<Ace>& out) {
+                      uint8_t inherited, std::vector<Ace>& out) {
     if (!inherits(a, is_container)) return;
     const uint8_t f = a.flags;
     if (!is_container) {
         // A file: effective, with every inheritance flag cleared.
-        out.push_back(resolved(a, owner, group, af::kInherited));
+        out.push_back(resolved(a, owner, group, inherited));
         return;
     }
     if (f & af::kContainerInherit) {
         if (f & af::kNoPropagateInherit) {
             // Effective on this directory, inherited no further.
-            out.push_back(resolved(a, owner, group, af::kInherited));
+            out.push_back(resolved(a, owner, group, inherited));
             return;
         }
         const uint8_t propagate = f & kPropagateFlags;
         if (needs_resolution(a)) {
             // Split: the effective ACE with the SID and mask resolved, then an INHERIT_ONLY copy
             // that keeps them generic for the next generation.
-            out.push_back(resolved(a, owner, group, af::kInherited));
+            out.push_back(resolved(a, owner, group, inherited));
             Ace next = a;
-            next.flags = propagate | af::kInheritOnly | af::kInherited;
+            next.flags = propagate | af::kInheritOnly | inherited;
             out.push_back(std::move(next));
         } else {
             Ace both = a;
-            both.flags = propagate | af::kInherited;
+            both.flags = propagate | inherited;
             out.push_back(std::move(both));
         }
         return;
@@ -95,7 +98,7 @@ void append_inherited(const Ace& a, bool is_container, const Sid& owner, const S
     // OBJECT_INHERIT only (NO_PROPAGATE excluded by inherits()): not effective on a directory,
     // propagated for the files created in it; SID and mask stay generic.
     Ace next = a;
-    next.flags = af::kObjectInherit | af::kInheritOnly | af::kInherited;
+    next.flags = af::kObjectInherit | af::kInheritOnly | inherited;
     out.push_back(std::move(next));
 }
 
@@ -127,10 +130,12 @@ bool has_inheritable_aces(const SecurityDescriptor& parent, bool is_container) {
                        [&](const Ace& a) { return inherits(a, is_container); });
 }
 
-Acl inherited_acl(const Acl& parent_dacl, bool is_container, const Sid& owner, const Sid& group) {
+Acl inherited_acl(const Acl& parent_dacl, bool is_container, const Sid& owner, const Sid& group,
+                  bool auto_inherit) {
     Acl out;
+    const uint8_t inherited = auto_inherit ? af::kInherited : 0;
     for (const Ace& a : parent_dacl.aces)
-        append_inherited(a, is_container, owner, group, out.aces);
+        append_inherited(a, is_container, owner, group, inherited, out.aces);
     return out;
 }
 
@@ -175,7 +180,7 @@ NewObjectSecurity inherit_security_descriptor(const SecurityDescriptor* parent,
             if (merge) {
                 // Explicit ACEs first, then the inherited ones (MS-DTYP 2.5.3.4.2).
                 for (const Ace& a : parent->dacl->aces)
-                    append_inherited(a, is_container, owner, group, acl.aces);
+                    append_inherited(a, is_container, owner, group, af::kInherited, acl.aces);
                 sd.control |= sc::kDaclAutoInherited;
             } else {
                 sd.control |= kept_bits;
@@ -184,10 +189,12 @@ NewObjectSecurity inherit_security_descriptor(const SecurityDescriptor* parent,
         }
     } else if (parent_inherits) {
         // MS-DTYP 2.5.3.4.2: no creator DACL, the parent has inheritable ACEs: those alone.
-        sd.set_dacl(inherited_acl(*parent->dacl, is_container, owner, group));
         // NTFS asks for DACL_AUTO_INHERIT when the parent's DACL is auto-inherited
-        // (SeComputeAutoInheritByObjectType), and the child's DACL is then marked so too.
-        if (parent->control & sc::kDaclAutoInherited) sd.control |= sc::kDaclAutoInherited;
+        // (SeComputeAutoInheritByObjectType): the inherited ACEs are then marked INHERITED_ACE
+        // and the child's DACL auto-inherited too.
+        const bool auto_inherit = parent->control & sc::kDaclAutoInherited;
+        sd.set_dacl(inherited_acl(*parent->dacl, is_container, owner, group, auto_inherit));
+        if (auto_inherit) sd.control |= sc::kDaclAutoInherited;
     }
     // Else MS-DTYP 2.5.3.4.2 takes Token.DefaultDACL: left to the caller (no DACL here).
     out.dacl_from_parent_or_creator = sd.dacl_present();

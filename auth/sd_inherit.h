@@ -32,12 +32,13 @@
 //     below, unless NO_PROPAGATE_INHERIT is set (then nothing).
 //   - INHERIT_ONLY on the parent ACE only means "not effective on the parent": it does not
 //     decide inheritance and is cleared on the child's effective ACE.
-//   - Every inherited ACE has INHERITED_ACE. On an effective ACE, CREATOR OWNER / CREATOR GROUP
-//     become the new owner / group (CREATOR OWNER SERVER / CREATOR GROUP SERVER are left as they
-//     are) and GENERIC_* bits are mapped with the file mapping. When the ACE also stays
-//     inheritable and needed either change, it is split: the effective ACE (SID replaced, mask
-//     mapped, no inheritance flags) followed by an INHERIT_ONLY copy that keeps the original
-//     SID, mask and OI/CI flags for the next generation.
+//   - Every inherited ACE has INHERITED_ACE when the inheritance is automatic (the parent's DACL
+//     is SE_DACL_AUTO_INHERITED, or the creator asked with SE_DACL_AUTO_INHERIT_REQ), else none. On
+//     an effective ACE, CREATOR OWNER / CREATOR GROUP become the new owner / group (CREATOR OWNER
+//     SERVER / CREATOR GROUP SERVER are left as they are) and GENERIC_* bits are mapped with the
+//     file mapping. When the ACE also stays inheritable and needed either change, it is split: the
+//     effective ACE (SID replaced, mask mapped, no inheritance flags) followed by an INHERIT_ONLY
+//     copy that keeps the original SID, mask and OI/CI flags for the next generation.
 //   - Only ACE types with a plain SID are inherited (allowed, denied, their callback forms, and
 //     the other plain types). Object ACEs inherit only to objects of a listed type (MS-DTYP
 //     2.5.3.4.4: ObjectTypes), which files are not, and the opaque types are not inherited.
@@ -79,8 +80,10 @@ bool has_inheritable_aces(const protocol::SecurityDescriptor& parent, bool is_co
 
 // The ACEs a child of this kind inherits from `parent_dacl` (MS-DTYP 2.5.3.4.4 then 2.5.3.4.7
 // PostProcessACL), in the parent's order, CREATOR OWNER / CREATOR GROUP resolved to `owner` /
-// `group` on effective ACEs. Empty when nothing is inheritable.
+// `group` on effective ACEs, marked INHERITED_ACE under automatic inheritance (`auto_inherit`).
+// Empty when nothing is inheritable.
 protocol::Acl inherited_acl(const protocol::Acl& parent_dacl, bool is_container,
-                            const protocol::Sid& owner, const protocol::Sid& group);
+                            const protocol::Sid& owner, const protocol::Sid& group,
+                            bool auto_inherit = true);
 
 }  // namespace daxsmbd::auth

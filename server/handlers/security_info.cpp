@@ -66,6 +66,15 @@ Result<ByteVector> query_descriptor(int fd, uint32_t secinfo) {
 
 Status set_descriptor(int fd, Bytes buffer, uint32_t secinfo) {
     DAX_TRY(auto given, SecurityDescriptor::parse(buffer));
+    // Generic rights in an ACE that applies to this object only are stored mapped to the file
+    // rights they stand for, as Windows does (smbtorture smb2.acls.CREATOR: GENERIC_READ is read
+    // back as FILE_GENERIC_READ); inheritable ACEs keep them for the children (MS-DTYP 2.5.3.4).
+    if (given.dacl_present() && given.dacl)
+        for (protocol::Ace& a : given.dacl->aces)
+            if (a.sid && !(a.flags & (protocol::ace_flags::kObjectInherit |
+                                      protocol::ace_flags::kContainerInherit |
+                                      protocol::ace_flags::kInheritOnly)))
+                a.mask = protocol::map_generic_file(a.mask);
     DAX_TRY(auto current, effective_descriptor(fd));
     DAX_TRY(auto merged, merge_security_parts(current, given, secinfo));
     return vfs::write_security_descriptor(fd, merged);
@@ -146,13 +155,19 @@ Result<std::optional<uint32_t>> stored_access(const vfs::ShareRoot& root,
     }
     if (!*stored) return std::optional<uint32_t>();
     uint32_t allowed = auth::granted_access(**stored, token);
-    // MS-FSA 2.1.5.1.2.1: DELETE is also granted by FILE_DELETE_CHILD on the parent.
-    if (!(allowed & am::kDelete) && !is_root) {
+    // MS-FSA 2.1.5.1.2.1: DELETE is also granted by FILE_DELETE_CHILD on the parent, and
+    // FILE_READ_ATTRIBUTES by FILE_LIST_DIRECTORY on it (a name one can list, one can stat:
+    // smbtorture smb2.acls.GENERIC/OWNER). A parent without a stored descriptor grants both (the
+    // kernel's check of its mode bits as the user decides the rest).
+    if (!is_root && (~allowed & (am::kDelete | am::kFileReadAttributes))) {
         auto parent = vfs::open_beneath(root, parent_rel, O_PATH | O_DIRECTORY);
         if (parent) {
             auto psd = vfs::read_security_descriptor(parent->get());
-            if (psd && (!*psd || (auth::granted_access(**psd, token) & am::kFileDeleteChild)))
-                allowed |= am::kDelete;
+            if (psd) {
+                const uint32_t p = *psd ? auth::granted_access(**psd, token) : ~0u;
+                if (p & am::kFileDeleteChild) allowed |= am::kDelete;
+                if (p & am::kFileListDirectory) allowed |= am::kFileReadAttributes;
+            }
         }
     }
     return std::optional<uint32_t>(allowed);

@@ -42,6 +42,12 @@ SecurityDescriptor parent_with(std::vector<Ace> aces, uint16_t extra_control = 0
     return sd;
 }
 
+// A parent whose DACL is auto-inherited, as NTFS volumes' are: its children's inherited ACEs
+// carry INHERITED_ACE.
+SecurityDescriptor auto_parent_with(std::vector<Ace> aces) {
+    return parent_with(std::move(aces), sc::kDaclAutoInherited);
+}
+
 NewObjectSecurity create(const SecurityDescriptor& parent, bool is_container) {
     return inherit_security_descriptor(&parent, nullptr, alice(), is_container);
 }
@@ -77,7 +83,7 @@ TEST(SdInherit, OwnerAndGroupComeFromTheCreatorElseTheToken) {
 }
 
 TEST(SdInherit, ObjectInheritGoesToFilesAndPassesThroughDirectories) {
-    auto parent = parent_with({Ace::allowed(wk::everyone(), kRead, kOI)});
+    auto parent = auto_parent_with({Ace::allowed(wk::everyone(), kRead, kOI)});
     EXPECT_EQ(aces_of(create(parent, kFile)),
               (std::vector<Ace>{Ace::allowed(wk::everyone(), kRead, kI)}));
     // A directory only passes it on to its files: inherit-only there.
@@ -90,7 +96,7 @@ TEST(SdInherit, ObjectInheritGoesToFilesAndPassesThroughDirectories) {
 }
 
 TEST(SdInherit, ContainerInheritGoesToDirectoriesOnly) {
-    auto parent = parent_with({Ace::allowed(wk::everyone(), kRead, kCI)});
+    auto parent = auto_parent_with({Ace::allowed(wk::everyone(), kRead, kCI)});
     EXPECT_FALSE(has_inheritable_aces(parent, kFile));
     EXPECT_TRUE(has_inheritable_aces(parent, kDir));
     auto file = create(parent, kFile);
@@ -100,7 +106,7 @@ TEST(SdInherit, ContainerInheritGoesToDirectoriesOnly) {
     EXPECT_EQ(aces_of(create(parent, kDir)),
               (std::vector<Ace>{Ace::allowed(wk::everyone(), kRead, kCI | kI)}));
 
-    auto both = parent_with({Ace::denied(wk::unix_user(5), am::kDelete, kOI | kCI)});
+    auto both = auto_parent_with({Ace::denied(wk::unix_user(5), am::kDelete, kOI | kCI)});
     EXPECT_EQ(aces_of(create(both, kDir)),
               (std::vector<Ace>{Ace::denied(wk::unix_user(5), am::kDelete, kOI | kCI | kI)}));
     EXPECT_EQ(aces_of(create(both, kFile)),
@@ -108,14 +114,14 @@ TEST(SdInherit, ContainerInheritGoesToDirectoriesOnly) {
 }
 
 TEST(SdInherit, NoPropagateStopsAfterOneGeneration) {
-    auto parent = parent_with({Ace::allowed(wk::everyone(), kRead, kOI | kCI | kNP)});
+    auto parent = auto_parent_with({Ace::allowed(wk::everyone(), kRead, kOI | kCI | kNP)});
     EXPECT_EQ(aces_of(create(parent, kDir)),
               (std::vector<Ace>{Ace::allowed(wk::everyone(), kRead, kI)}));
     EXPECT_EQ(aces_of(create(parent, kFile)),
               (std::vector<Ace>{Ace::allowed(wk::everyone(), kRead, kI)}));
     // OBJECT_INHERIT | NO_PROPAGATE: files get it, a directory (which would only pass it on)
     // gets nothing.
-    auto oi_np = parent_with({Ace::allowed(wk::everyone(), kRead, kOI | kNP)});
+    auto oi_np = auto_parent_with({Ace::allowed(wk::everyone(), kRead, kOI | kNP)});
     EXPECT_TRUE(has_inheritable_aces(oi_np, kFile));
     EXPECT_FALSE(has_inheritable_aces(oi_np, kDir));
     EXPECT_FALSE(create(oi_np, kDir).sd.dacl_present());
@@ -124,14 +130,14 @@ TEST(SdInherit, NoPropagateStopsAfterOneGeneration) {
 }
 
 TEST(SdInherit, InheritOnlyParentAceBecomesEffectiveOnTheChild) {
-    auto parent = parent_with({Ace::allowed(wk::unix_group(100), kRead, kOI | kCI | kIO)});
+    auto parent = auto_parent_with({Ace::allowed(wk::unix_group(100), kRead, kOI | kCI | kIO)});
     EXPECT_EQ(aces_of(create(parent, kFile)),
               (std::vector<Ace>{Ace::allowed(wk::unix_group(100), kRead, kI)}));
     EXPECT_EQ(aces_of(create(parent, kDir)),
               (std::vector<Ace>{Ace::allowed(wk::unix_group(100), kRead, kOI | kCI | kI)}));
     // INHERIT_ONLY ACEs that do not reach this kind of child, or reach none, are not inherited.
-    auto not_for_files = parent_with({Ace::allowed(wk::everyone(), kRead, kCI | kIO),
-                                      Ace::allowed(wk::unix_user(3), kRead, kIO)});
+    auto not_for_files = auto_parent_with({Ace::allowed(wk::everyone(), kRead, kCI | kIO),
+                                           Ace::allowed(wk::unix_user(3), kRead, kIO)});
     EXPECT_FALSE(create(not_for_files, kFile).sd.dacl_present());
     EXPECT_EQ(aces_of(create(not_for_files, kDir)),
               (std::vector<Ace>{Ace::allowed(wk::everyone(), kRead, kCI | kI)}));
@@ -139,8 +145,8 @@ TEST(SdInherit, InheritOnlyParentAceBecomesEffectiveOnTheChild) {
 
 TEST(SdInherit, CreatorOwnerIsSplitOnADirectory) {
     const uint32_t all = am::kFileAllAccess;
-    auto parent = parent_with({Ace::allowed(wk::creator_owner(), all, kOI | kCI | kIO),
-                               Ace::allowed(wk::creator_group(), kRead, kCI)});
+    auto parent = auto_parent_with({Ace::allowed(wk::creator_owner(), all, kOI | kCI | kIO),
+                                    Ace::allowed(wk::creator_group(), kRead, kCI)});
     EXPECT_EQ(aces_of(create(parent, kDir)),
               (std::vector<Ace>{
                   Ace::allowed(wk::unix_user(1001), all, kI),
@@ -149,14 +155,15 @@ TEST(SdInherit, CreatorOwnerIsSplitOnADirectory) {
                   Ace::allowed(wk::creator_group(), kRead, kCI | kIO | kI),
               }));
     // With NO_PROPAGATE nothing is left to pass on: substitution only, no copy.
-    auto np = parent_with({Ace::allowed(wk::creator_owner(), all, kCI | kNP)});
+    auto np = auto_parent_with({Ace::allowed(wk::creator_owner(), all, kCI | kNP)});
     EXPECT_EQ(aces_of(create(np, kDir)),
               (std::vector<Ace>{Ace::allowed(wk::unix_user(1001), all, kI)}));
 }
 
 TEST(SdInherit, CreatorOwnerIsSubstitutedOnAFile) {
-    auto parent = parent_with({Ace::denied(wk::creator_group(), am::kFileWriteData, kOI),
-                               Ace::allowed(wk::creator_owner(), am::kFileAllAccess, kOI | kIO)});
+    auto parent =
+        auto_parent_with({Ace::denied(wk::creator_group(), am::kFileWriteData, kOI),
+                          Ace::allowed(wk::creator_owner(), am::kFileAllAccess, kOI | kIO)});
     EXPECT_EQ(aces_of(create(parent, kFile)),
               (std::vector<Ace>{Ace::denied(wk::unix_group(1001), am::kFileWriteData, kI),
                                 Ace::allowed(wk::unix_user(1001), am::kFileAllAccess, kI)}));
@@ -173,7 +180,7 @@ TEST(SdInherit, CreatorOwnerIsSubstitutedOnAFile) {
 TEST(SdInherit, GenericRightsAreMappedAndSplitOnADirectory) {
     const uint32_t generic = am::kGenericRead | am::kGenericExecute;
     const uint32_t mapped = am::kFileGenericRead | am::kFileGenericExecute;  // 0x1200A9
-    auto parent = parent_with({Ace::allowed(wk::authenticated_users(), generic, kOI | kCI)});
+    auto parent = auto_parent_with({Ace::allowed(wk::authenticated_users(), generic, kOI | kCI)});
     EXPECT_EQ(aces_of(create(parent, kDir)),
               (std::vector<Ace>{
                   Ace::allowed(wk::authenticated_users(), mapped, kI),
@@ -182,8 +189,8 @@ TEST(SdInherit, GenericRightsAreMappedAndSplitOnADirectory) {
     EXPECT_EQ(aces_of(create(parent, kFile)),
               (std::vector<Ace>{Ace::allowed(wk::authenticated_users(), mapped, kI)}));
 
-    auto gw_ga = parent_with({Ace::allowed(wk::everyone(), am::kGenericWrite, kOI),
-                              Ace::allowed(wk::unix_user(9), am::kGenericAll, kOI)});
+    auto gw_ga = auto_parent_with({Ace::allowed(wk::everyone(), am::kGenericWrite, kOI),
+                                   Ace::allowed(wk::unix_user(9), am::kGenericAll, kOI)});
     EXPECT_EQ(aces_of(create(gw_ga, kFile)),
               (std::vector<Ace>{Ace::allowed(wk::everyone(), 0x00120116, kI),
                                 Ace::allowed(wk::unix_user(9), 0x001F01FF, kI)}));
@@ -301,10 +308,10 @@ TEST(SdInherit, ObjectAcesAreNotInherited) {
     object_ace.mask = kRead;
     object_ace.trailer =
         ByteVector(4 + 16, std::byte{0x01});  // flags + an object type GUID, no SID parsed
-    auto parent = parent_with({object_ace, Ace::allowed(wk::everyone(), kRead, kOI)});
+    auto parent = auto_parent_with({object_ace, Ace::allowed(wk::everyone(), kRead, kOI)});
     EXPECT_EQ(aces_of(create(parent, kFile)),
               (std::vector<Ace>{Ace::allowed(wk::everyone(), kRead, kI)}));
-    EXPECT_FALSE(has_inheritable_aces(parent_with({object_ace}), kFile));
+    EXPECT_FALSE(has_inheritable_aces(auto_parent_with({object_ace}), kFile));
 }
 
 TEST(SdInherit, AutoInheritedFollowsTheParentAndTheResultSerializes) {
@@ -337,4 +344,19 @@ TEST(SdInherit, InheritedAclOfGrandchildrenKeepsPropagating) {
     Acl file_acl = inherited_acl(dir_acl, kFile, file_owner, wk::unix_group(1));
     EXPECT_EQ(file_acl.aces, (std::vector<Ace>{Ace::allowed(file_owner, am::kFileAllAccess, kI),
                                                Ace::allowed(wk::everyone(), kRead, kI)}));
+}
+
+// MS-DTYP 2.5.3.4.4: INHERITED_ACE only under automatic inheritance (smbtorture
+// smb2.acls.INHERITANCE sets a parent without SE_DACL_AUTO_INHERITED and expects plain flags).
+TEST(SdInherit, InheritedAceFlagOnlyUnderAutomaticInheritance) {
+    const Ace oi = Ace::allowed(wk::everyone(), kRead, kOI | kCI);
+    auto plain = create(parent_with({oi}), false);
+    ASSERT_EQ(aces_of(plain).size(), 1u);
+    EXPECT_EQ(aces_of(plain)[0].flags, 0);
+    auto automatic = create(auto_parent_with({oi}), false);
+    ASSERT_EQ(aces_of(automatic).size(), 1u);
+    EXPECT_EQ(aces_of(automatic)[0].flags, af::kInherited);
+    auto dir = create(parent_with({oi}), true);
+    ASSERT_EQ(aces_of(dir).size(), 1u);
+    EXPECT_EQ(aces_of(dir)[0].flags, kOI | kCI);
 }

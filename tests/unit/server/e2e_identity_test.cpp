@@ -152,6 +152,7 @@ TEST_F(E2eIdentity, NewObjectsInheritTheParentsInheritableAces) {
     acl.aces.push_back(Ace::allowed(wk::everyone(), am::kFileAllAccess,
                                     ace_flags::kObjectInherit | ace_flags::kContainerInherit));
     parent.set_dacl(acl);
+    parent.control |= sd_control::kDaclAutoInherited;  // children's ACEs say INHERITED_ACE
     store_descriptor("inherit", parent);
 
     auto c = login_bob();

@@ -152,6 +152,21 @@ TEST_F(SecurityInfoTest, SetReplacesOnlyTheNamedParts) {
     EXPECT_EQ(security::effective_descriptor(fd_)->dacl, given.dacl);
 }
 
+// Windows stores generic rights of an ACE for the object itself mapped; inheritable ACEs keep
+// them (smbtorture smb2.acls.CREATOR).
+TEST_F(SecurityInfoTest, SetMapsGenericRightsOfTheObjectsOwnAces) {
+    namespace af = protocol::ace_flags;
+    SecurityDescriptor given =
+        dacl_sd({Ace::allowed(wk::everyone(), 0x80000000u | 0x001F0000u),
+                 Ace::allowed(wk::creator_owner(), 0x80000000u, af::kObjectInherit)});
+    ASSERT_TRUE(security::set_descriptor(fd_, *given.serialize(), si::kDacl));
+    auto sd = security::effective_descriptor(fd_);
+    ASSERT_TRUE(sd.ok());
+    ASSERT_EQ(sd->dacl->aces.size(), 2u);
+    EXPECT_EQ(sd->dacl->aces[0].mask, 0x00120089u | 0x001F0000u);  // FILE_GENERIC_READ
+    EXPECT_EQ(sd->dacl->aces[1].mask, 0x80000000u);                // kept for inheritance
+}
+
 TEST_F(SecurityInfoTest, NullAndEmptyDaclRoundTripDistinctly) {
     SecurityDescriptor null_dacl;
     null_dacl.set_dacl(std::nullopt);
@@ -231,10 +246,12 @@ TEST_F(SecurityInfoTest, StoredDaclIsEnforcedOnOpen) {
     auto rc = create(params("f.txt", cd::kOpen, am::kReadControl));
     ASSERT_TRUE(rc.ok()) << status_name(rc.status());
     EXPECT_EQ(rc->open->granted_access, am::kReadControl);
-    // MAXIMUM_ALLOWED gets what is left.
+    // MAXIMUM_ALLOWED gets what is left, and FILE_READ_ATTRIBUTES through the parent's
+    // FILE_LIST_DIRECTORY (MS-FSA 2.1.5.1.2.1; the parent has no stored descriptor).
     auto mx = create(params("f.txt", cd::kOpen, am::kMaximumAllowed));
     ASSERT_TRUE(mx.ok());
-    EXPECT_EQ(mx->open->granted_access, am::kReadControl | am::kWriteDac | am::kDelete);
+    EXPECT_EQ(mx->open->granted_access,
+              am::kReadControl | am::kWriteDac | am::kDelete | am::kFileReadAttributes);
     // Someone else gets nothing but DELETE (through the parent's FILE_DELETE_CHILD).
     EXPECT_EQ(create(params("f.txt", cd::kOpen, am::kReadControl, 7)).status(),
               NtStatus::AccessDenied);
