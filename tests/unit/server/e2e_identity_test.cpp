@@ -13,9 +13,14 @@
 #include <string>
 
 #include "auth/access_check.h"
+#include "dax/flush.h"
+#include "dax/mapping.h"
+#include "dax/stats.h"
 #include "protocol/access_mask.h"
 #include "protocol/create.h"
 #include "protocol/security_descriptor.h"
+#include "server/server.h"
+#include "server/state/share.h"
 #include "server/vfs/fs_credentials.h"
 #include "server/vfs/security_store.h"
 #include "server/vfs/unique_fd.h"
@@ -193,6 +198,52 @@ TEST_F(E2eIdentity, TheParentsStoredDaclMustAllowTheCreate) {
         c->open("no-add\\d", am::kFileGenericRead, cd::kCreate, create_options::kDirectoryFile),
         NtStatus::AccessDenied);
     EXPECT_NE(::access(local("no-add/f.txt").c_str(), F_OK), 0);
+}
+
+// A DAX share keeps the mappings of closed files for their next open (the map cache): a cached
+// mapping must never serve an open the file's permissions refuse. Root (alice, the test's uid)
+// maps a 0600 file, closes it; bob's open is refused, and a readable file's cached mapping
+// serves bob's read with the right data.
+TEST_F(E2eIdentity, DaxMapCacheServesOnlyOpensThatPassTheirOwnCheck) {
+    auto share = server_->server().find_share("data");
+    ASSERT_TRUE(share);
+    dax::MapOptions o;
+    o.chunk_size = 64 * 1024;
+    o.require_sync = false;
+    o.flush = *dax::resolve_flush_kind(dax::FlushKind::Auto, dax::detect_cpu_flush_support());
+    share->dax = o;
+
+    // Whole pages: a read of a partial last page is served by the block path.
+    for (const char* name : {"dax-secret.bin", "dax-shared.bin"}) {
+        std::ofstream(local(name)) << "root's data" << std::string(8192 - 11, 'x');
+        ::chmod(local(name).c_str(), std::string(name) == "dax-secret.bin" ? 0600 : 0644);
+    }
+    auto alice = std::make_unique<Smb2Client>();
+    ASSERT_TRUE(alice->connect("127.0.0.1", server_->port()));
+    ASSERT_STATUS(alice->negotiate({}), NtStatus::Success);
+    ASSERT_STATUS(alice->session_setup("alice", "pw"), NtStatus::Success);
+    ASSERT_STATUS(alice->tree_connect("data"), NtStatus::Success);
+    for (const char* name : {"dax-secret.bin", "dax-shared.bin"}) {
+        auto f = alice->open(name, am::kFileGenericRead | am::kFileGenericWrite, cd::kOpen);
+        ASSERT_STATUS(f, NtStatus::Success);
+        ASSERT_STATUS(alice->read(f.body.file_id, 0, 4), NtStatus::Success);  // mapped
+        alice->close(f.body.file_id);
+    }
+    const auto before = dax::Stats::global().snapshot();
+    auto bob = login_bob();
+    EXPECT_STATUS(bob->open("dax-secret.bin", am::kFileReadData, cd::kOpen),
+                  NtStatus::AccessDenied);
+    auto f = bob->open("dax-shared.bin", am::kFileReadData, cd::kOpen);
+    ASSERT_STATUS(f, NtStatus::Success);
+    auto r = bob->read(f.body.file_id, 0, 11);
+    ASSERT_STATUS(r, NtStatus::Success);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(r.body.data.data()), r.body.data.size()),
+              "root's data");
+    bob->close(f.body.file_id);
+    const auto after = dax::Stats::global().snapshot();
+    EXPECT_GT(after.reads, before.reads) << "bob's read used the map";
+    EXPECT_GT(after.map_cache_hits, before.map_cache_hits) << "alice's cached map served bob";
+    share->dax.reset();
 }
 
 }  // namespace
