@@ -15,6 +15,7 @@
 #include "server/io/uring_engine.h"
 #include "server/log.h"
 #include "server/state/file_table.h"
+#include "server/vfs/fs_credentials.h"
 #include "server/vfs/share_root.h"
 
 namespace daxsmbd::server {
@@ -80,7 +81,10 @@ void Server::schedule_dax_sweep() {
     dax_sweep_timer_->expires_after(kDaxSweepInterval);
     dax_sweep_timer_->async_wait([this](const boost::system::error_code& ec) {
         if (ec) return;
-        asio::post(pool_, [this] { dax_maps.sweep(); });
+        asio::post(pool_, [this] {
+            vfs::AsDaemon as_daemon;  // a blocking-pool thread may still be some user's
+            dax_maps.sweep();
+        });
         schedule_dax_sweep();
     });
 }

@@ -181,8 +181,14 @@ void attach_data_path(const Share& share, dax::MapRegistry& maps, asio::thread_p
                       CreateOutcome& r) {
     Open& o = *r.open;
     if (o.is_directory) return;
-    o.data = io::open_data_path(
-        share, o, maps, [&pool](std::function<void()> job) { asio::post(pool, std::move(job)); });
+    o.data = io::open_data_path(share, o, maps, [&pool](std::function<void()> job) {
+        // A blocking-pool thread may still run as some user (StickyFsCredentials): the
+        // daemon's own jobs say so.
+        asio::post(pool, [job = std::move(job)] {
+            vfs::AsDaemon as_daemon;
+            job();
+        });
+    });
     if (r.create_action == create_action::kOverwritten ||
         r.create_action == create_action::kSuperseded)
         o.data->truncated(uint64_t(r.info.end_of_file));

@@ -168,15 +168,17 @@ auto run_blocking(asio::any_io_executor home, asio::thread_pool& pool,
                   std::shared_ptr<const vfs::UnixIdentity> who, bool as_daemon, F f)
     -> asio::awaitable<std::invoke_result_t<F>> {
     co_await asio::post(pool, asio::use_awaitable);
+    // The pool thread keeps the user's credentials after the call (StickyFsCredentials): the
+    // next call of the same user on it needs no system call.
     if constexpr (std::is_void_v<std::invoke_result_t<F>>) {
         {
-            vfs::FsCredentials as(as_daemon ? nullptr : who.get());
+            vfs::StickyFsCredentials as(as_daemon ? nullptr : who.get());
             f();
         }
         co_await asio::post(home, asio::use_awaitable);
     } else {
         auto r = [&] {
-            vfs::FsCredentials as(as_daemon ? nullptr : who.get());
+            vfs::StickyFsCredentials as(as_daemon ? nullptr : who.get());
             return f();
         }();
         co_await asio::post(home, asio::use_awaitable);

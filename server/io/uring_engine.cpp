@@ -456,9 +456,9 @@ asio::awaitable<int> Engine::write_small_buffered(Submit k, int fd, const std::b
     const auto t0 = Clock::now();
     int res;
     {
-        // As the user: what a write decides by credentials (clearing set-user-ID bits, limits)
-        // is decided for them, as on the ring.
-        vfs::FsCredentials as(k.as);
+        // As the user: what a write decides by credentials (clearing set-user-ID bits) is
+        // decided for them, as on the ring; the fsuid is all an open descriptor's write needs.
+        vfs::FsUidOnly as(k.as);
         ssize_t n = ::pwrite(fd, buf, len, off_t(offset));
         res = n < 0 ? -errno : int(n);
     }

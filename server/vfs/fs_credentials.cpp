@@ -63,7 +63,11 @@ thread_local std::vector<gid_t> tl_groups;
 }
 
 // Makes the calling thread's file-system credentials uid/gid/groups. Raw system calls: they
-// change this thread only (see the header).
+// change this thread only (see the header). setfsuid/setfsgid report no error, only the id that
+// was in force before: with CAP_SETUID/CAP_SETGID (credentials_switchable()) a switch cannot be
+// refused, and each call checks that the id in force is the one this thread last set, which
+// catches a switch that did not happen (or one made behind this file's back) at the next call.
+// No extra query call: on a machine where a system call costs a microsecond, each one counts.
 void apply(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) {
     if (tl_uid == uid && tl_gid == gid && tl_groups == groups) return;
     if (!credentials_switchable()) return;
@@ -75,29 +79,30 @@ void apply(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) {
         tl_groups = groups;
     }
     if (tl_gid != gid) {
-        ::syscall(SYS_setfsgid, gid);
-        // setfsgid reports no error: asking with an invalid id returns the current one.
-        if (gid_t(::syscall(SYS_setfsgid, gid_t(-1))) != gid)
+        if (gid_t(::syscall(SYS_setfsgid, gid)) != tl_gid)
             switch_failed("setfsgid", uid, gid, EPERM);
         tl_gid = gid;
     }
     if (tl_uid != uid) {
-        ::syscall(SYS_setfsuid, uid);
-        if (uid_t(::syscall(SYS_setfsuid, uid_t(-1))) != uid)
+        if (uid_t(::syscall(SYS_setfsuid, uid)) != tl_uid)
             switch_failed("setfsuid", uid, gid, EPERM);
         tl_uid = uid;
     }
 }
 
-void apply_identity(const UnixIdentity* who) {
+// This thread's record starts as what every thread of the daemon starts with.
+void ensure_initialised() {
     static thread_local bool initialised = false;
-    if (!initialised) {
-        const Creds& d = daemon_creds();
-        tl_uid = d.uid;
-        tl_gid = d.gid;
-        tl_groups = d.groups;
-        initialised = true;
-    }
+    if (initialised) return;
+    const Creds& d = daemon_creds();
+    tl_uid = d.uid;
+    tl_gid = d.gid;
+    tl_groups = d.groups;
+    initialised = true;
+}
+
+void apply_identity(const UnixIdentity* who) {
+    ensure_initialised();
     if (who == nullptr) {
         const Creds& d = daemon_creds();
         apply(d.uid, d.gid, d.groups);
@@ -147,6 +152,18 @@ std::vector<gid_t> groups_of(const char* name, gid_t gid) {
 
 }  // namespace
 
+const UnixIdentity& daemon_identity() {
+    static const UnixIdentity d = [] {
+        UnixIdentity id;
+        id.uid = daemon_creds().uid;
+        id.gid = daemon_creds().gid;
+        id.groups = daemon_creds().groups;
+        id.account = "(daemon)";
+        return id;
+    }();
+    return d;
+}
+
 bool credentials_switchable() {
     static const bool ok = has_capability(CAP_SETUID) && has_capability(CAP_SETGID);
     return ok;
@@ -189,6 +206,34 @@ FsCredentials::FsCredentials(const UnixIdentity* who) : previous_(tl_current) {
 FsCredentials::~FsCredentials() {
     apply_identity(previous_);
     tl_current = previous_;
+}
+
+StickyFsCredentials::StickyFsCredentials(const UnixIdentity* who) : previous_(tl_current) {
+    apply_identity(who);
+    tl_current = who;
+}
+
+StickyFsCredentials::~StickyFsCredentials() {
+    // The kernel credentials stay; the next guard compares against them (tl_uid, ...).
+    tl_current = previous_;
+}
+
+FsUidOnly::FsUidOnly(const UnixIdentity* who) {
+    if (who == nullptr || !credentials_switchable()) return;
+    ensure_initialised();
+    if (tl_uid == who->uid) return;
+    if (uid_t(::syscall(SYS_setfsuid, who->uid)) != tl_uid)
+        switch_failed("setfsuid", who->uid, tl_gid, EPERM);
+    saved_ = tl_uid;
+    tl_uid = who->uid;
+    switched_ = true;
+}
+
+FsUidOnly::~FsUidOnly() {
+    if (!switched_) return;
+    if (uid_t(::syscall(SYS_setfsuid, saved_)) != tl_uid)
+        switch_failed("setfsuid", saved_, tl_gid, EPERM);
+    tl_uid = saved_;
 }
 
 }  // namespace daxsmbd::server::vfs

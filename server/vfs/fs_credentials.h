@@ -78,15 +78,54 @@ class [[nodiscard]] FsCredentials {
     const UnixIdentity* previous_;
 };
 
-// Scope guard for the few calls the daemon makes with its own rights inside an operation of a
-// user, after its own access check allowed them: the NT security descriptor store, and what
-// the README's "Identity" section lists.
-class [[nodiscard]] AsDaemon {
+// For the blocking pool's threads: the calling thread runs with `who`'s credentials from here
+// on, and keeps them after the scope ends, so that the next job of the same user needs no system
+// call (Samba's smbd switches the same lazy way). Only for threads where every job starts with a
+// guard of its own: the blocking pool, whose jobs are RequestContext::blocking calls (this),
+// the io engine's fallback calls (FsCredentials) and the daemon's own jobs (AsDaemon).
+class [[nodiscard]] StickyFsCredentials {
   public:
-    AsDaemon() : guard_(nullptr) {}
+    explicit StickyFsCredentials(const UnixIdentity* who);
+    ~StickyFsCredentials();
+    StickyFsCredentials(const StickyFsCredentials&) = delete;
+    StickyFsCredentials& operator=(const StickyFsCredentials&) = delete;
 
   private:
-    FsCredentials guard_;
+    const UnixIdentity* previous_;
+};
+
+// Only the fsuid of `who` (null: nothing changes) for the scope: for a system call on a
+// descriptor that is already open, where the uid is all the kernel looks at (a write by someone
+// without CAP_FSETID clears set-user-ID bits; groups only decide whether a set-group-ID bit
+// stays, which without them errs towards clearing it). Two system calls instead of six: the
+// inline buffered writes of the io engine.
+class [[nodiscard]] FsUidOnly {
+  public:
+    explicit FsUidOnly(const UnixIdentity* who);
+    ~FsUidOnly();
+    FsUidOnly(const FsUidOnly&) = delete;
+    FsUidOnly& operator=(const FsUidOnly&) = delete;
+
+  private:
+    bool switched_ = false;
+    uid_t saved_ = 0;
+};
+
+// The daemon's own uid (root), as an identity for FsUidOnly.
+const UnixIdentity& daemon_identity();
+
+// Scope guard for the few calls the daemon makes with its own rights inside an operation of a
+// user, after its own access check allowed them: the NT security descriptor store, and what
+// the README's "Identity" section lists. Only the fsuid goes back to the daemon's (two system
+// calls; with it the kernel gives back the file capabilities, so groups do not matter): nothing
+// may be created under it (a new file would get the user's gid). current_fs_identity() stays
+// the user's.
+class [[nodiscard]] AsDaemon {
+  public:
+    AsDaemon() : guard_(&daemon_identity()) {}
+
+  private:
+    FsUidOnly guard_;
 };
 
 }  // namespace daxsmbd::server::vfs

@@ -65,6 +65,11 @@ class FsCredentialsTest : public ::testing::Test {
         ASSERT_EQ(::chown(path(name).c_str(), uid, gid), 0);
         ASSERT_EQ(::chmod(path(name).c_str(), mode), 0);
     }
+    void make_file_as_fsuid() {
+        int fd = ::open(path("by-fsuid").c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+        ASSERT_GE(fd, 0) << std::strerror(errno);
+        ::close(fd);
+    }
     static int open_errno(const std::string& p, int flags) {
         int fd = ::open(p.c_str(), flags | O_CLOEXEC);
         if (fd < 0) return errno;
@@ -156,6 +161,46 @@ TEST_F(FsCredentialsTest, NestedGuardsRestoreInOrder) {
         EXPECT_EQ(current_fs_identity(), bob.get());
     }
     EXPECT_EQ(thread_fsuid(), 0u);
+}
+
+// The blocking pool's guard keeps the user's credentials after its scope (the next call of the
+// same user needs no system call); the next guard of anyone else, the daemon included, switches.
+TEST_F(FsCredentialsTest, StickyCredentialsStayUntilTheNextGuard) {
+    auto bob = identity(kUser, kGroup);
+    make_file("root-only", 0600);
+    {
+        StickyFsCredentials as(bob.get());
+        EXPECT_EQ(current_fs_identity(), bob.get());
+    }
+    EXPECT_EQ(current_fs_identity(), nullptr);
+    EXPECT_EQ(thread_fsuid(), kUser) << "still bob's";
+    {
+        AsDaemon daemon;
+        EXPECT_EQ(thread_fsuid(), 0u);
+        EXPECT_EQ(open_errno(path("root-only"), O_RDONLY), 0);
+    }
+    EXPECT_EQ(thread_fsuid(), kUser) << "AsDaemon restores what its scope began with";
+    {
+        StickyFsCredentials as(bob.get());
+        EXPECT_EQ(open_errno(path("root-only"), O_RDONLY), EACCES);
+    }
+    { StickyFsCredentials as(nullptr); }
+    EXPECT_EQ(thread_fsuid(), 0u);
+}
+
+TEST_F(FsCredentialsTest, FsUidOnlySwitchesTheUidAndRestoresIt) {
+    auto bob = identity(kUser, kGroup);
+    {
+        FsUidOnly as(bob.get());
+        EXPECT_EQ(thread_fsuid(), kUser);
+        make_file_as_fsuid();
+    }
+    EXPECT_EQ(thread_fsuid(), 0u);
+    { FsUidOnly nobody(nullptr); }
+    EXPECT_EQ(thread_fsuid(), 0u);
+    struct stat st {};
+    ASSERT_EQ(::stat(path("by-fsuid").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, kUser);
 }
 
 TEST_F(FsCredentialsTest, ResolvedIdentityOfAnUnknownUidHasItsPrimaryGroupOnly) {
