@@ -99,19 +99,6 @@ SecurityDescriptor complete_create_descriptor(const SecurityDescriptor& given,
     return sd;
 }
 
-Status store_create_descriptor(int fd, const SecurityDescriptor& given,
-                               const auth::AccessToken* token) {
-    DAX_TRY(auto owner, posix_owner(fd));
-    auth::AccessToken file_owner;
-    if (token == nullptr) {
-        file_owner.user = wk::unix_user(owner.uid);
-        file_owner.primary_group = wk::unix_group(owner.gid);
-        token = &file_owner;
-    }
-    return vfs::write_security_descriptor(fd,
-                                          complete_create_descriptor(given, *token, owner.mode));
-}
-
 Result<std::optional<SecurityDescriptor>> parent_descriptor(const vfs::ShareRoot& root,
                                                             const std::string& parent_rel) {
     DAX_TRY(auto dir, vfs::open_beneath(root, parent_rel, O_PATH | O_DIRECTORY));

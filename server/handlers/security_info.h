@@ -62,14 +62,11 @@ Result<protocol::ByteVector> query_descriptor(int fd, uint32_t secinfo);
 // descriptor and stores the result. Blocking.
 Status set_descriptor(int fd, protocol::Bytes buffer, uint32_t secinfo);
 
-// The descriptor a new file gets from a "SecD" context (completed as described above) and
-// stores it. `mode` is the new file's permission bits. Blocking.
+// `given` completed as a new file's descriptor: owner and group from `token` where missing, the
+// DACL of `mode` (the new file's permission bits) where there is none.
 protocol::SecurityDescriptor complete_create_descriptor(const protocol::SecurityDescriptor& given,
                                                         const auth::AccessToken& token,
                                                         mode_t mode);
-// `token` nullptr: owner and group default to the file's POSIX ones.
-Status store_create_descriptor(int fd, const protocol::SecurityDescriptor& given,
-                               const auth::AccessToken* token);
 
 // The stored descriptor of the directory `parent_rel` a new object is created in (nullopt: it
 // has none; an unreadable one fails closed with AccessDenied). Blocking.

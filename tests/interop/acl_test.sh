@@ -17,17 +17,7 @@ set -euo pipefail
 command -v smbcacls >/dev/null || die "smbcacls is not installed (package smbclient)"
 interop_setup
 
-SHIM=$TESTDIR/port_redirect.so
-gcc-12 -shared -fPIC -O2 -o "$SHIM" "$(dirname "$0")/port_redirect.c" -ldl ||
-    die "cannot build the port redirect shim"
-# shellcheck disable=SC2317  # called through expect_ok / expect_match
-cacls() { # FILE [smbcacls args...]
-    local f=$1
-    shift
-    DAXSMBD_SMB_PORT=$PORT LD_PRELOAD=$SHIM timeout 60 smbcacls \
-        --configfile="$TESTDIR/client.conf" -U "$SMB_USER%$SMB_PASS" --numeric \
-        //127.0.0.1/data "$f" "$@"
-}
+cacls_setup
 
 echo "hello acl" >"$DATA_DIR/f.txt"
 chmod 0644 "$DATA_DIR/f.txt"

@@ -174,22 +174,13 @@ expect_fail "bob's put over it is refused" 'NT_STATUS_ACCESS_DENIED' \
 check "... and it is unchanged" cmp -s "$WORK/carol.txt" "$DATA_DIR/group-rw.txt"
 
 echo "== 5. stored NT ACLs on top of the POSIX permissions"
-SHIM=$TESTDIR/port_redirect.so
-gcc-12 -shared -fPIC -O2 -o "$SHIM" "$(dirname "$0")/port_redirect.c" -ldl ||
-    die "cannot build the port redirect shim"
-cacls_alice() { # FILE [smbcacls args...]
-    local f=$1
-    shift
-    DAXSMBD_SMB_PORT=$PORT LD_PRELOAD=$SHIM timeout 60 smbcacls \
-        --configfile="$TESTDIR/client.conf" -U "$SMB_USER%$SMB_PASS" --numeric \
-        //127.0.0.1/data "$f" "$@"
-}
+cacls_setup
 cp "$WORK/alice.txt" "$DATA_DIR/nt-only-alice.txt"
 chown_to alice "$DATA_DIR/nt-only-alice.txt"
 chmod 0644 "$DATA_DIR/nt-only-alice.txt"
 expect_ok "bob reads alice's 0644 file before it has a DACL" \
     smb_as bob pw2 data -c "get nt-only-alice.txt $WORK/nt1.bob"
-expect_ok "alice sets a DACL that allows only her" cacls_alice nt-only-alice.txt \
+expect_ok "alice sets a DACL that allows only her" cacls nt-only-alice.txt \
     --set "ACL:S-1-22-1-$A_UID:ALLOWED/0x0/0x001f01ff"
 expect_fail "bob's get is now refused by the DACL" 'NT_STATUS_ACCESS_DENIED' \
     smb_as bob pw2 data -c "get nt-only-alice.txt $WORK/nt1.bob2"
@@ -202,7 +193,7 @@ if [ "$INTEROP_SERVER" = daxsmbd ]; then
     chown_to alice "$DATA_DIR/nt-everyone.txt"
     chmod 0600 "$DATA_DIR/nt-everyone.txt"
     expect_ok "alice sets a DACL granting Everyone full control on her 0600 file" \
-        cacls_alice nt-everyone.txt --set "ACL:S-1-1-0:ALLOWED/0x0/0x001f01ff"
+        cacls nt-everyone.txt --set "ACL:S-1-1-0:ALLOWED/0x0/0x001f01ff"
     check "... the mode is unchanged" test "$(stat -c %a "$DATA_DIR/nt-everyone.txt")" = 600
     expect_fail "bob's get is still refused by the file's mode" 'NT_STATUS_ACCESS_DENIED' \
         smb_as bob pw2 data -c "get nt-everyone.txt $WORK/nt2.bob"

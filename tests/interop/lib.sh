@@ -166,6 +166,25 @@ smb() {
         -p "$PORT" -U "$SMB_USER%$SMB_PASS" "$@"
 }
 
+# smbcacls 4.17 has no port option and ignores "smb ports": cacls runs it under the LD_PRELOAD
+# shim port_redirect.c, which sends its connect() to 127.0.0.1:445 to the server's port.
+# --numeric keeps smbcacls from resolving SIDs through LSA (daxsmbd serves srvsvc only).
+# cacls_setup (once, after interop_setup) builds the shim.
+CACLS_SHIM=
+cacls_setup() {
+    command -v smbcacls >/dev/null || die "smbcacls is not installed (package smbclient)"
+    CACLS_SHIM=$TESTDIR/port_redirect.so
+    gcc-12 -shared -fPIC -O2 -o "$CACLS_SHIM" "$INTEROP_ROOT/tests/interop/port_redirect.c" -ldl ||
+        die "cannot build the port redirect shim"
+}
+cacls() { # FILE [smbcacls args...]: as alice, on share data
+    local f=$1
+    shift
+    DAXSMBD_SMB_PORT=$PORT LD_PRELOAD=$CACLS_SHIM timeout 60 smbcacls \
+        --configfile="$TESTDIR/client.conf" -U "$SMB_USER%$SMB_PASS" --numeric \
+        //127.0.0.1/data "$f" "$@"
+}
+
 # ---------------------------------------------------------------- server
 server_alive() { [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; }
 
