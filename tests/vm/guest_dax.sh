@@ -82,6 +82,10 @@ for fs in ext4 xfs; do
             check "plain: cp 3 MiB" cp /tmp/src/plain.bin /mnt/plain/dir/p.bin
             check "plain: read back sha256" same_sha /tmp/src/plain.bin /mnt/plain/dir/p.bin
             check "plain: server-side sha256" same_sha /tmp/src/plain.bin /srv/plain/dir/p.bin
+            # The server acts as the user's Unix account on disk (README "Identity").
+            check "plain: the kernel client's file and directory are $USER_NAME's on disk" \
+                test "$(stat -c %U:%G /srv/plain/dir/p.bin /srv/plain/dir | sort -u)" = \
+                "$USER_NAME:$USER_NAME"
             check "plain: ls shows the file" sh -c "ls /mnt/plain/dir | grep -qx p.bin"
             check "plain: rm" rm /mnt/plain/dir/p.bin
             check "plain: ls empty" test -z "$(ls /mnt/plain/dir)"
