@@ -3,6 +3,7 @@
 
 #include "auth/access_check.h"
 #include "protocol/access_mask.h"
+#include "tests/unit/auth/test_tokens.h"
 
 using namespace daxsmbd;
 using namespace daxsmbd::protocol;
@@ -13,11 +14,7 @@ namespace wk = auth::well_known_sid;
 namespace {
 
 AccessToken alice() {
-    AccessToken t;
-    t.user = wk::unix_user(1001);
-    t.primary_group = wk::unix_group(1001);
-    t.groups = {wk::everyone(), wk::authenticated_users()};
-    return t;
+    return test::alice_token();
 }
 
 SecurityDescriptor with_dacl(std::vector<Ace> aces, const Sid& owner = wk::unix_user(0)) {

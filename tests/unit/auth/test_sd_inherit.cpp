@@ -5,6 +5,7 @@
 #include "auth/access_check.h"
 #include "auth/sd_inherit.h"
 #include "protocol/access_mask.h"
+#include "tests/unit/auth/test_tokens.h"
 
 using namespace daxsmbd;
 using namespace daxsmbd::protocol;
@@ -26,11 +27,7 @@ constexpr uint8_t kI = af::kInherited;
 constexpr uint32_t kRead = am::kFileGenericRead;  // 0x120089
 
 AccessToken alice() {
-    AccessToken t;
-    t.user = wk::unix_user(1001);
-    t.primary_group = wk::unix_group(1001);
-    t.groups = {wk::everyone(), wk::authenticated_users()};
-    return t;
+    return test::alice_token();
 }
 
 SecurityDescriptor parent_with(std::vector<Ace> aces, uint16_t extra_control = 0) {
