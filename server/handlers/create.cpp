@@ -255,7 +255,11 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
     }
     if (acl_allowed) {
         uint32_t needed = pl.desired;
-        if (overwrite) needed |= disp == cd::kSupersede ? am::kDelete : am::kFileWriteData;
+        // Overwriting writes the data; superseding replaces the file, which Windows (since
+        // 2000) and Samba treat as an overwrite: FILE_WRITE_DATA either way, and DELETE for a
+        // supersede (smbtorture smb2.acls.OVERWRITE_READ_ONLY_FILE).
+        if (overwrite) needed |= am::kFileWriteData;
+        if (overwrite && disp == cd::kSupersede) needed |= am::kDelete;
         if (needed & ~*acl_allowed) return fail(NtStatus::AccessDenied);
         if (pl.want_max && pl.desired == 0 &&
             (object_maximal_access(p.maximal_access, readonly) & *acl_allowed) == 0)
