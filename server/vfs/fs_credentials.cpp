@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <tuple>
 
 #include "server/log.h"
 
@@ -120,17 +122,38 @@ bool has_capability(int cap) {
     return (data[cap / 32].effective & (1u << (cap % 32))) != 0;
 }
 
-std::shared_ptr<UnixIdentity> make_identity(uid_t uid, gid_t gid, std::vector<gid_t> groups,
-                                            std::string account) {
+// Identities in use, by credentials: the sessions of one user share one identity (and so one
+// io_uring personality per ring) while any of them lives; a changed group list is a new one.
+struct IdentityKey {
+    uid_t uid;
+    gid_t gid;
+    std::vector<gid_t> groups;
+    std::string account;
+    bool operator<(const IdentityKey& o) const {
+        return std::tie(uid, gid, groups, account) < std::tie(o.uid, o.gid, o.groups, o.account);
+    }
+};
+std::mutex g_identities_mu;
+std::map<IdentityKey, std::weak_ptr<const UnixIdentity>> g_identities;
+
+std::shared_ptr<const UnixIdentity> make_identity(uid_t uid, gid_t gid, std::vector<gid_t> groups,
+                                                  std::string account) {
     std::sort(groups.begin(), groups.end());
     groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
     if (groups.size() > kMaxGroups) groups.resize(kMaxGroups);
+    IdentityKey key{uid, gid, groups, account};
+    std::lock_guard lk(g_identities_mu);
+    if (auto it = g_identities.find(key); it != g_identities.end())
+        if (auto live = it->second.lock()) return live;
+    // Forget the ones no session holds any more, so the table stays as small as the users.
+    std::erase_if(g_identities, [](const auto& e) { return e.second.expired(); });
     auto id = std::make_shared<UnixIdentity>();
     id->uid = uid;
     id->gid = gid;
     id->groups = std::move(groups);
     id->account = std::move(account);
     id->serial = g_next_serial.fetch_add(1, std::memory_order_relaxed);
+    g_identities[std::move(key)] = id;
     return id;
 }
 

@@ -47,7 +47,8 @@ struct UnixIdentity {
 };
 
 // The identity of uid with primary group gid: the supplementary groups of the passwd account of
-// uid (getgrouplist), or none when uid has no account. Blocking (NSS): call it off the loops.
+// uid (getgrouplist), or none when uid has no account. The same credentials give the same
+// identity (serial included) while anything holds it. Blocking (NSS): call it off the loops.
 std::shared_ptr<const UnixIdentity> resolve_unix_identity(uid_t uid, gid_t gid);
 // The identity of the passwd account `name` (its uid, primary gid and groups); an error
 // (NoSuchUser) when there is no such account.

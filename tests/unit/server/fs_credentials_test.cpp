@@ -209,7 +209,13 @@ TEST_F(FsCredentialsTest, ResolvedIdentityOfAnUnknownUidHasItsPrimaryGroupOnly) 
     EXPECT_EQ(id->gid, kGroup);
     EXPECT_EQ(id->groups, std::vector<gid_t>{kGroup});
     EXPECT_TRUE(id->account.empty());
-    EXPECT_NE(id->serial, resolve_unix_identity(kUser, kGroup)->serial);
+    // The same credentials: the same identity while it is held (one personality per ring).
+    EXPECT_EQ(id->serial, resolve_unix_identity(kUser, kGroup)->serial);
+    EXPECT_EQ(id.get(), resolve_unix_identity(kUser, kGroup).get());
+    EXPECT_NE(id->serial, resolve_unix_identity(kUser, kGroup + 1)->serial);
+    const uint64_t held = id->serial;
+    id.reset();
+    EXPECT_NE(resolve_unix_identity(kUser, kGroup)->serial, held) << "not kept once unused";
     EXPECT_FALSE(resolve_unix_account("dxt-no-such-account-here"));
     auto root = resolve_unix_account("root");
     ASSERT_TRUE(root);
