@@ -38,7 +38,7 @@ io::Engine& RequestContext::io() {
 }
 
 io::Caller RequestContext::caller(const Open& o) {
-    return io::Caller(*conn.io_engine, o.path, session ? session->identity.get() : nullptr);
+    return io::Caller(*conn.io_engine, o.path, fs_identity().get());
 }
 
 bool RequestContext::signature_valid(auth::Signer& signer) const {

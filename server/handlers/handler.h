@@ -139,8 +139,9 @@ class RequestContext {
     auto blocking_as_daemon(F f) -> asio::awaitable<std::invoke_result_t<F>>;
     // Who this request's file-system operations run as: its session's identity; null (the
     // daemon) only for requests without an authenticated session, which touch no share.
-    std::shared_ptr<const vfs::UnixIdentity> fs_identity() const {
-        return session ? session->identity : nullptr;
+    const std::shared_ptr<const vfs::UnixIdentity>& fs_identity() const {
+        static const std::shared_ptr<const vfs::UnixIdentity> none;
+        return session ? session->identity : none;
     }
 
   private:
@@ -165,20 +166,20 @@ asio::thread_pool& blocking_pool(Server& s);
 namespace detail {
 template <class F>
 auto run_blocking(asio::any_io_executor home, asio::thread_pool& pool,
-                  std::shared_ptr<const vfs::UnixIdentity> who, bool as_daemon, F f)
+                  std::shared_ptr<const vfs::UnixIdentity> who, F f)
     -> asio::awaitable<std::invoke_result_t<F>> {
     co_await asio::post(pool, asio::use_awaitable);
-    // The pool thread keeps the user's credentials after the call (StickyFsCredentials): the
-    // next call of the same user on it needs no system call.
+    // The pool thread keeps `who`'s credentials (null: the daemon's) after the call
+    // (StickyFsCredentials): the next call of the same user on it needs no system call.
     if constexpr (std::is_void_v<std::invoke_result_t<F>>) {
         {
-            vfs::StickyFsCredentials as(as_daemon ? nullptr : who.get());
+            vfs::StickyFsCredentials as(who.get());
             f();
         }
         co_await asio::post(home, asio::use_awaitable);
     } else {
         auto r = [&] {
-            vfs::StickyFsCredentials as(as_daemon ? nullptr : who.get());
+            vfs::StickyFsCredentials as(who.get());
             return f();
         }();
         co_await asio::post(home, asio::use_awaitable);
@@ -190,12 +191,12 @@ auto run_blocking(asio::any_io_executor home, asio::thread_pool& pool,
 template <class F>
 auto RequestContext::blocking(F f) -> asio::awaitable<std::invoke_result_t<F>> {
     return detail::run_blocking(connection_executor(conn), blocking_pool(server), fs_identity(),
-                                false, std::move(f));
+                                std::move(f));
 }
 
 template <class F>
 auto RequestContext::blocking_as_daemon(F f) -> asio::awaitable<std::invoke_result_t<F>> {
-    return detail::run_blocking(connection_executor(conn), blocking_pool(server), nullptr, true,
+    return detail::run_blocking(connection_executor(conn), blocking_pool(server), nullptr,
                                 std::move(f));
 }
 
