@@ -20,33 +20,14 @@ using namespace protocol;
 
 Connection::Connection(Server& s, asio::any_io_executor ex, std::unique_ptr<Transport> t,
                        uint64_t cid)
-    : server(s),
-      executor(ex),
+    : ConnectionState(s, ex, cid, t->peer(), t->peer_address()),
       transport(std::move(t)),
-      id(cid),
       last_activity_(std::chrono::steady_clock::now()),
       created_(last_activity_),
       watchdog_timer_(ex),
       reader_wake_(ex) {}
 
 Connection::~Connection() = default;
-
-auth::SigningAlgorithm Connection::signing_algorithm() const {
-    // MS-SMB2 3.1.4.1: 2.x HMAC-SHA256; 3.0/3.0.2 AES-CMAC; 3.1.1 the negotiated algorithm,
-    // AES-CMAC when no SIGNING_CAPABILITIES context was exchanged.
-    if (!is_smb3(state.dialect)) return auth::SigningAlgorithm::HmacSha256;
-    if (state.dialect == Dialect::Smb311 && state.signing_algorithm_id) {
-        switch (*state.signing_algorithm_id) {
-            case 0:
-                return auth::SigningAlgorithm::HmacSha256;
-            case 2:
-                return auth::SigningAlgorithm::AesGmac;
-            default:
-                return auth::SigningAlgorithm::AesCmac;
-        }
-    }
-    return auth::SigningAlgorithm::AesCmac;
-}
 
 void Connection::close(std::string_view reason) {
     if (closed_) return;
@@ -63,15 +44,6 @@ void Connection::close(std::string_view reason) {
         release_channel(channels.begin()->first);
     pending_binds.clear();
     server.connection_closed(*this);
-}
-
-Channel* Connection::channel(uint64_t session_id) {
-    auto it = channels.find(session_id);
-    if (it == channels.end()) return nullptr;
-    // The entry of an ended session stays (without the session's state) until the connection
-    // closes or makes a new session: its signer answers requests that still name the session.
-    if (it->second.session->state == Session::State::Deleted) return nullptr;
-    return &it->second;
 }
 
 void Connection::release_channel(uint64_t session_id) {

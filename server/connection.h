@@ -18,6 +18,7 @@
 #include "auth/kdf.h"
 #include "auth/signing.h"
 #include "protocol/header.h"
+#include "server/connection_state.h"
 #include "server/credits.h"
 #include "server/handlers/handler.h"
 #include "server/state/file_table.h"
@@ -27,79 +28,30 @@ namespace daxsmbd::server {
 
 class Server;
 
-struct NegotiatedState {
-    protocol::Dialect dialect = protocol::Dialect::None;
-    protocol::Guid client_guid{};
-    uint32_t client_capabilities = 0;
-    uint16_t client_security_mode = 0;
-    std::vector<uint16_t> client_dialects;
-    uint32_t server_capabilities = 0;
-    uint16_t server_security_mode = 0;
-    bool supports_multi_credit = false;
-    uint32_t max_transact_size = 65536;
-    uint32_t max_read_size = 65536;
-    uint32_t max_write_size = 65536;
-    // 3.1.1 negotiate contexts (MS-SMB2 3.3.5.4).
-    uint16_t cipher_id = 0;                        // 0 = no encryption
-    std::optional<uint16_t> signing_algorithm_id;  // from SIGNING_CAPABILITIES
-    std::optional<auth::PreauthHash> preauth;      // Connection.PreauthIntegrityHashValue
-};
-
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection final : public ConnectionState, public std::enable_shared_from_this<Connection> {
   public:
     Connection(Server& server, asio::any_io_executor ex, std::unique_ptr<Transport> transport,
                uint64_t id);
-    ~Connection();
+    ~Connection() override;
 
     asio::awaitable<void> run();
     void close(std::string_view reason);
-    bool closed() const { return closed_; }
+    bool closed() const override { return closed_; }
+    std::weak_ptr<Connection> weak_self() override { return weak_from_this(); }
 
-    Server& server;
-    asio::any_io_executor executor;
     std::unique_ptr<Transport> transport;
-    const uint64_t id;
-    // The io_uring engine of this connection's event loop (set by the server at accept).
-    io::Engine* io_engine = nullptr;
 
-    bool negotiated() const {
-        return state.dialect != protocol::Dialect::None &&
-               state.dialect != protocol::Dialect::Wildcard;
-    }
-    NegotiatedState state;
-    CreditWindow credits;
-    // Channels of this connection by SessionId (MS-SMB2 3.3.1.7 Connection.SessionTable):
-    // sessions set up here and sessions bound here from another connection.
-    std::map<uint64_t, Channel> channels;
-    // The channel of `session_id`, or null; the entry of a session that ended meanwhile (LOGOFF
-    // or a failed re-authentication on another channel) is dropped here.
-    Channel* channel(uint64_t session_id);
-    // Bindings in progress (MS-SMB2 3.3.5.5.2): the session, the authentication exchange and,
-    // on 3.1.1, its PreauthSession.PreauthIntegrityHashValue (Connection.PreauthSessionTable).
-    struct PendingBind {
-        std::shared_ptr<Session> session;
-        std::unique_ptr<auth::SpnegoAcceptor> acceptor;
-        std::optional<auth::PreauthHash> preauth;
-    };
-    std::map<uint64_t, PendingBind> pending_binds;
-    // Ends this connection's side of a channel: the session ends with it when it was the last.
-    void release_channel(uint64_t session_id);
-    // Signing algorithm sessions of this connection use (MS-SMB2 3.1.4.1).
-    auth::SigningAlgorithm signing_algorithm() const;
-
-    // Called by RequestContext::go_async (see there for the statuses it fails with).
-    asio::awaitable<Status> go_async(RequestContext& ctx);
+    void release_channel(uint64_t session_id) override;
+    asio::awaitable<Status> go_async(RequestContext& ctx) override;
+    Status verify_signature(auth::Signer& signer, protocol::Bytes elem,
+                            const protocol::Header& hdr) override;
 
     // Sends an Oplock Break Notification for open `file_id` of session `session_id` offering
     // `level` (MS-SMB2 2.2.23.1, 3.3.4.6): MessageId all ones, TreeId 0, not signed.
     asio::awaitable<void> send_oplock_break(uint64_t session_id, protocol::FileId file_id,
                                             uint8_t level, bool tree_encrypts);
-    // A notifier for the FileTable that sends that break for open `file_id`: safe to call from
-    // any thread (it posts to this connection's loop) and after the connection is gone, when
-    // the break goes out on another channel of the session (MS-SMB2 3.3.4.6).
-    // `tree_encrypts`: the open's share requires encryption (Share.EncryptData).
     OplockBreakNotifier oplock_break_notifier(uint64_t session_id, protocol::FileId file_id,
-                                              bool tree_encrypts);
+                                              bool tree_encrypts) override;
 
     void note_activity() { last_activity_ = std::chrono::steady_clock::now(); }
 
@@ -155,8 +107,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void finish_header(ResponseElement& el, const protocol::Header& req, NtStatus status,
                        uint16_t credits_granted, bool async, uint64_t async_id, uint64_t session_id,
                        uint32_t tree_id);
-    Status verify_signature(auth::Signer& signer, protocol::Bytes elem,
-                            const protocol::Header& hdr);
     // Decrypts a TRANSFORM message in place (MS-SMB2 3.3.5.2.1.1); the plaintext is
     // msg[52..]. Logs why and fails when the message must be dropped (the caller disconnects).
     Result<Channel> open_transform(protocol::MutableBytes msg);

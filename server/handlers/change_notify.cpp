@@ -11,7 +11,7 @@
 
 #include "protocol/access_mask.h"
 #include "protocol/notify_info.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
 #include "server/notify/notify_entry.h"
@@ -64,8 +64,7 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
         co_return NtStatus::InvalidParameter;
     if (!open->is_directory || open->pipe) co_return NtStatus::InvalidParameter;
     if (!(open->granted_access & am::kFileListDirectory)) {
-        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(), ": CHANGE_NOTIFY on '",
-                 open->path, "' without FILE_LIST_DIRECTORY refused");
+        ctx.log().info("CHANGE_NOTIFY on '", open->path, "' without FILE_LIST_DIRECTORY refused");
         co_return NtStatus::AccessDenied;
     }
     notify::Watcher* watcher = notify::Watcher::global();
@@ -97,14 +96,12 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
         });
         const int fd = open->fd;
         auto st = co_await ctx.blocking([&] { return watcher->watch(entry, fd); });
-        if (!st)
-            log_info("conn ", ctx.conn.id, ": cannot watch '", open->path,
-                     "': ", status_name(st.status()));
+        if (!st) ctx.log().info("cannot watch '", open->path, "': ", status_name(st.status()));
     }
 
-    auto timer = std::make_shared<asio::steady_timer>(ctx.conn.executor);
+    auto timer = std::make_shared<asio::steady_timer>(ctx.executor());
     std::weak_ptr<asio::steady_timer> weak_timer = timer;
-    auto exec = ctx.conn.executor;
+    auto exec = ctx.executor();
     // Runs on the watcher's thread; the timer belongs to this connection's loop.
     auto id = entry->add_waiter([exec, weak_timer] {
         asio::post(exec, [weak_timer] {

@@ -1,7 +1,7 @@
 // CLOSE (MS-SMB2 3.3.5.10).
 #include "protocol/close.h"
 
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
@@ -58,7 +58,7 @@ asio::awaitable<NtStatus> close(RequestContext& ctx) {
     }
     // Without the flag, or for a pipe, every field stays 0 (MS-SMB2 2.2.16).
     resp.serialize(ctx.body());
-    log_debug("conn ", ctx.conn.id, ": CLOSE fid ", open->id.volatile_, " '", open->path, "'");
+    ctx.log().debug("CLOSE fid ", open->id.volatile_, " '", open->path, "'");
     // The descriptor is closed when the last reference to the Open goes (~Open).
     co_return NtStatus::Success;
 }

@@ -24,7 +24,7 @@
 #include "auth/access_check.h"
 #include "protocol/access_mask.h"
 #include "protocol/create.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/errno_status.h"
 #include "server/handlers/create_contexts.h"
 #include "server/handlers/handlers.h"
@@ -567,7 +567,7 @@ NtStatus create_pipe(RequestContext& ctx, const CreateRequest& req) {
     if (!name.empty() && name.front() == '\\') name.remove_prefix(1);
     auto ep = rpcpipe::make_pipe_endpoint(ctx.server, name);
     if (!ep) {
-        log_debug("conn ", ctx.conn.id, ": no pipe named '", name, "'");
+        ctx.log().debug("no pipe named '", name, "'");
         return NtStatus::ObjectNameNotFound;
     }
     uint32_t mapped = map_generic_file(req.desired_access);
@@ -601,10 +601,9 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     auto req = CreateRequest::parse(ctx.msg);
     if (!req) co_return req.status();
     // Abuse limit "max opens per session" (architecture.md "Limits").
-    if (const size_t max = ctx.server.limits().max_opens_per_session;
+    if (const size_t max = ctx.limits().max_opens_per_session;
         ctx.server.opens.count_for_session(ctx.session_id) >= max) {
-        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(),
-                 ": limit 'max opens per session' (", max, ") reached; CREATE refused");
+        ctx.log().info("limit 'max opens per session' (", max, ") reached; CREATE refused");
         co_return NtStatus::InsufficientResources;
     }
     if (ctx.tree->is_ipc()) co_return create_pipe(ctx, *req);
@@ -632,12 +631,12 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
 
     auto refused = [&](NtStatus st) {
         if (st == NtStatus::AccessDenied || st == NtStatus::PrivilegeNotHeld)
-            log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(), ": user ",
-                     ctx.session->user, " CREATE '", p.name, "' on [", share->config.name,
-                     "] access 0x", std::hex, p.desired_access, " disposition ", std::dec,
-                     p.create_disposition, " refused: ", status_name(st));
+            ctx.log().info("user ", ctx.session->user, " CREATE '", p.name, "' on [",
+                           share->config.name, "] access 0x", std::hex, p.desired_access,
+                           " disposition ", std::dec, p.create_disposition,
+                           " refused: ", status_name(st));
         else
-            log_debug("conn ", ctx.conn.id, ": CREATE '", p.name, "' -> ", status_name(st));
+            ctx.log().debug("CREATE '", p.name, "' -> ", status_name(st));
         return st;
     };
 
@@ -659,9 +658,9 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     if (!res && res.status() == NtStatus::OplockBreakInProgress && break_file) {
         // MS-SMB2 3.3.5.9 / 3.3.4.6: the open waits, async, until the holders of the
         // oplocks it breaks acknowledge (or close, or run out of time), then tries again.
-        auto timer = std::make_shared<asio::steady_timer>(ctx.conn.executor);
+        auto timer = std::make_shared<asio::steady_timer>(ctx.executor());
         std::weak_ptr<asio::steady_timer> weak_timer = timer;
-        auto exec = ctx.conn.executor;
+        auto exec = ctx.executor();
         const auto deadline = std::chrono::steady_clock::now() + kOplockBreakTimeout;
         ctx.pending->waiter = timer;
         // Past `max async requests per connection` the open fails instead of waiting.
@@ -714,8 +713,8 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     resp.file_id = open->id;
     resp.contexts = encode_create_response_contexts(*contexts, res->maximal_access, res->info);
     resp.serialize(ctx.body());
-    log_debug("conn ", ctx.conn.id, ": CREATE '", p.name, "' -> fid ", open->id.volatile_,
-              " action ", res->create_action);
+    ctx.log().debug("CREATE '", p.name, "' -> fid ", open->id.volatile_, " action ",
+                    res->create_action);
     co_return NtStatus::Success;
 }
 

@@ -4,7 +4,7 @@
 #include "protocol/flush.h"
 
 #include "protocol/access_mask.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
@@ -30,8 +30,7 @@ asio::awaitable<NtStatus> flush(RequestContext& ctx) {
     // MS-SMB2 3.3.5.11: files need FILE_WRITE_DATA or FILE_APPEND_DATA, directories
     // FILE_ADD_FILE or FILE_ADD_SUBDIRECTORY (the same two bits).
     if (!(open->granted_access & (am::kFileWriteData | am::kFileAppendData))) {
-        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(), ": FLUSH of '", open->path,
-                 "' without write access refused");
+        ctx.log().info("FLUSH of '", open->path, "' without write access refused");
         co_return NtStatus::AccessDenied;
     }
     std::shared_ptr<io::DataPath> data = io::data_path_of(*open);

@@ -25,7 +25,9 @@
 namespace daxsmbd::server {
 
 namespace asio = boost::asio;
-class Connection;
+class ConnectionState;
+class ConnectionLog;
+struct Limits;
 class Server;
 namespace io {
 class Engine;  // server/io/uring_engine.h
@@ -46,11 +48,11 @@ struct PendingRequest {
 
 class RequestContext {
   public:
-    RequestContext(Connection& c, Server& s, const protocol::Header& h, protocol::Bytes m,
+    RequestContext(ConnectionState& c, Server& s, const protocol::Header& h, protocol::Bytes m,
                    protocol::ByteVector& out)
         : conn(c), server(s), header(h), msg(m), out_(out), writer_(out, 0) {}
 
-    Connection& conn;
+    ConnectionState& conn;
     Server& server;
     const protocol::Header& header;  // the request header (ids already resolved for related)
     protocol::Bytes msg;             // the whole request element, header included
@@ -122,6 +124,14 @@ class RequestContext {
     bool cancelled() const { return pending && pending->cancelled; }
     std::shared_ptr<PendingRequest> pending;
 
+    // The dialect negotiated on this request's connection, the server's abuse limits, and log
+    // lines prefixed with the connection.
+    protocol::Dialect dialect() const;
+    const Limits& limits() const;
+    const ConnectionLog& log() const;
+    // The event loop this request runs on (its connection's).
+    asio::any_io_executor executor() const;
+
     // The io_uring engine of this connection's event loop (file data, server/io).
     io::Engine& io();
     // A data-path call on `o` for this request: this loop's engine, the file's path for log
@@ -160,7 +170,6 @@ struct HandlerInfo {
 // The one dispatch table, indexed by command (handlers/table.cpp).
 const HandlerInfo& handler_for(protocol::Command c);
 
-asio::any_io_executor connection_executor(Connection& c);
 asio::thread_pool& blocking_pool(Server& s);
 
 namespace detail {
@@ -190,14 +199,12 @@ auto run_blocking(asio::any_io_executor home, asio::thread_pool& pool,
 
 template <class F>
 auto RequestContext::blocking(F f) -> asio::awaitable<std::invoke_result_t<F>> {
-    return detail::run_blocking(connection_executor(conn), blocking_pool(server), fs_identity(),
-                                std::move(f));
+    return detail::run_blocking(executor(), blocking_pool(server), fs_identity(), std::move(f));
 }
 
 template <class F>
 auto RequestContext::blocking_as_daemon(F f) -> asio::awaitable<std::invoke_result_t<F>> {
-    return detail::run_blocking(connection_executor(conn), blocking_pool(server), nullptr,
-                                std::move(f));
+    return detail::run_blocking(executor(), blocking_pool(server), nullptr, std::move(f));
 }
 
 }  // namespace daxsmbd::server

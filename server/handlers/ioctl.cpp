@@ -24,7 +24,7 @@
 #include "protocol/file_info.h"
 #include "protocol/negotiate.h"
 #include "server/buffer_pool.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
 #include "server/io/data_path.h"
@@ -139,8 +139,7 @@ NtStatus reply(RequestContext& ctx, const IoctlRequest& req, const FileId& fid, 
 // ---- FSCTL_VALIDATE_NEGOTIATE_INFO (MS-SMB2 3.3.5.15.12) ----
 
 NtStatus disconnect(RequestContext& ctx, const char* why) {
-    log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(),
-             ": FSCTL_VALIDATE_NEGOTIATE_INFO: ", why, ", disconnecting");
+    ctx.log().info("FSCTL_VALIDATE_NEGOTIATE_INFO: ", why, ", disconnecting");
     ctx.suppress_response = true;
     ctx.disconnect_after = true;
     return NtStatus::AccessDenied;
@@ -313,8 +312,7 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
     if (!(source->granted_access & am::kFileReadData) ||
         !(dest->granted_access & (am::kFileWriteData | am::kFileAppendData)) ||
         (!is_write && !(dest->granted_access & am::kFileReadData))) {
-        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(),
-                 ": server-side copy without the needed access refused");
+        ctx.log().info("server-side copy without the needed access refused");
         co_return NtStatus::AccessDenied;
     }
     if (source->session_id != dest->session_id) co_return NtStatus::ObjectNameNotFound;
@@ -472,8 +470,7 @@ asio::awaitable<NtStatus> set_sparse(RequestContext& ctx, const IoctlRequest& re
     if (open->is_directory) co_return NtStatus::InvalidParameter;
     if (!(open->granted_access &
           (am::kFileWriteData | am::kFileAppendData | am::kFileWriteAttributes))) {
-        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(),
-                 ": FSCTL_SET_SPARSE without write access refused");
+        ctx.log().info("FSCTL_SET_SPARSE without write access refused");
         co_return NtStatus::AccessDenied;
     }
     const int fd = open->fd;
@@ -647,7 +644,7 @@ NtStatus set_compression(RequestContext& ctx, const IoctlRequest& req, const Ope
 // the handle as it would without resiliency.
 NtStatus request_resiliency(RequestContext& ctx, const IoctlRequest& req, Open& open) {
     // <388>: Windows fails it on 2.0.2.
-    if (ctx.conn.state.dialect == Dialect::Smb202) return NtStatus::InvalidDeviceRequest;
+    if (ctx.dialect() == Dialect::Smb202) return NtStatus::InvalidDeviceRequest;
     auto r = NetworkResiliencyRequest::decode(req.input);
     if (!r) return NtStatus::InvalidParameter;
     // MaxResiliencyTimeout: 5 minutes; a timeout of 0 means 2 minutes (Windows' values, <389>).
@@ -659,8 +656,7 @@ NtStatus request_resiliency(RequestContext& ctx, const IoctlRequest& req, Open& 
         open.is_resilient = true;
         open.resiliency_timeout_ms = r->timeout ? r->timeout : kDefaultResiliencyTimeoutMs;
     }
-    log_debug("conn ", ctx.conn.id, ": '", open.path, "' is resilient (",
-              open.resiliency_timeout_ms, " ms)");
+    ctx.log().debug("'", open.path, "' is resilient (", open.resiliency_timeout_ms, " ms)");
     return reply(ctx, req, open.id, {});
 }
 
@@ -763,8 +759,7 @@ asio::awaitable<NtStatus> ioctl(RequestContext& ctx) {
         default:
             break;
     }
-    if (debug_enabled())
-        log_debug("conn ", ctx.conn.id, ": FSCTL 0x", std::hex, code, " not implemented");
+    if (debug_enabled()) ctx.log().debug("FSCTL 0x", std::hex, code, " not implemented");
     // MS-SMB2 3.3.5.15.8: an MS-FSCC control the object store does not implement is
     // STATUS_INVALID_DEVICE_REQUEST (MS-FSA 2.1.5.10, "support for this operation is
     // optional"); a code MS-FSCC does not define is STATUS_NOT_SUPPORTED.

@@ -17,7 +17,7 @@
 
 #include "protocol/access_mask.h"
 #include "protocol/negotiate.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -62,9 +62,9 @@ NtStatus owner_closed_status(RequestContext& ctx) {
 // resilient nor durable nor persistent on a server without multichannel, bucket 0 or past 64).
 std::optional<size_t> lock_sequence_bucket(const RequestContext& ctx, const Open& open,
                                            const LockRequest& req) {
-    if (ctx.conn.state.dialect == Dialect::Smb202) return std::nullopt;
+    if (ctx.dialect() == Dialect::Smb202) return std::nullopt;
     const bool verify =
-        open.is_resilient || (is_smb3(ctx.conn.state.dialect) &&
+        open.is_resilient || (is_smb3(ctx.dialect()) &&
                               (ctx.conn.state.server_capabilities & global_caps::kMultiChannel));
     const uint32_t index = req.lock_sequence_index();
     if (!verify || index == 0 || index > open.lock_sequence.size()) return std::nullopt;
@@ -87,8 +87,7 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     if (open->is_directory) co_return NtStatus::InvalidParameter;
     // MS-FSA 2.1.5.8: the open must be able to read or write the data it locks.
     if (!(open->granted_access & (am::kFileReadData | am::kFileWriteData))) {
-        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(), ": LOCK on '", open->path,
-                 "' without read or write access refused");
+        ctx.log().info("LOCK on '", open->path, "' without read or write access refused");
         co_return NtStatus::AccessDenied;
     }
     // MS-SMB2 3.3.5.14: a request whose sequence number its bucket already holds is a replay of
@@ -100,8 +99,8 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
         std::lock_guard lk(open->mu);
         uint8_t& entry = open->lock_sequence[*bucket];
         if (entry == sequence) {
-            log_debug("conn ", ctx.conn.id, ": LOCK on '", open->path, "' replays sequence ",
-                      int(sequence), " of bucket ", *bucket + 1, ": nothing done");
+            ctx.log().debug("LOCK on '", open->path, "' replays sequence ", int(sequence),
+                            " of bucket ", *bucket + 1, ": nothing done");
             LockResponse{}.serialize(ctx.body());
             co_return NtStatus::Success;
         }
@@ -168,12 +167,11 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     install_lock_release_hook(*open, table);
     // Abuse limit "max locks per open": STATUS_INSUFFICIENT_RESOURCES, what Windows answers when
     // it cannot hold another lock; the open's other locks stay.
-    const size_t max_locks = ctx.server.limits().max_locks_per_open;
+    const size_t max_locks = ctx.limits().max_locks_per_open;
     auto refused_by_limit = [&](NtStatus st) {
         if (st != NtStatus::InsufficientResources) return;
-        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(),
-                 ": limit 'max locks per open' (", max_locks, ") reached on '", open->path,
-                 "'; LOCK refused");
+        ctx.log().info("limit 'max locks per open' (", max_locks, ") reached on '", open->path,
+                       "'; LOCK refused");
     };
     if (all_fail_immediately) {
         // MS-SMB2 3.3.5.14.2: FAIL_IMMEDIATELY -> STATUS_LOCK_NOT_GRANTED on a conflict, all or
@@ -186,9 +184,9 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
 
     // One blocking lock (MS-FSA 2.1.5.8): granted now, or the request goes async and waits for
     // the conflicting locks to go (unlock, close of their open) or for a CANCEL.
-    auto timer = std::make_shared<asio::steady_timer>(ctx.conn.executor);
+    auto timer = std::make_shared<asio::steady_timer>(ctx.executor());
     std::weak_ptr<asio::steady_timer> weak_timer = timer;
-    auto exec = ctx.conn.executor;
+    auto exec = ctx.executor();
     // Runs on whichever thread released the range; the timer belongs to this connection's loop.
     auto wake = [exec, weak_timer] {
         asio::post(exec, [weak_timer] {
@@ -213,7 +211,7 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
         // granted meanwhile.
         if (table.cancel(w) == LockWaiter::State::Cancelled) co_return st.status();
     }
-    log_debug("conn ", ctx.conn.id, ": LOCK on '", path, "' waits");
+    ctx.log().debug("LOCK on '", path, "' waits");
     while (w->state() == LockWaiter::State::Waiting) {
         if (ctx.cancelled()) {
             // MS-SMB2 3.3.5.16; the lock may have been granted just before the CANCEL arrived.

@@ -1,7 +1,7 @@
 // LOGOFF (MS-SMB2 3.3.5.6): ends the session for all its channels, with its opens and trees;
 // the response is still signed with this channel's key (RequestContext::channel_signer keeps it).
 #include "protocol/logoff.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -15,8 +15,7 @@ asio::awaitable<NtStatus> logoff(RequestContext& ctx) {
     const size_t channels = ctx.session->channel_count();
     ctx.server.end_session(*ctx.session);
     ctx.conn.channels.erase(sid);
-    log_debug("conn ", ctx.conn.id, ": logoff session ", std::hex, sid, std::dec, " (", channels,
-              " channel(s))");
+    ctx.log().debug("logoff session ", std::hex, sid, std::dec, " (", channels, " channel(s))");
     protocol::LogoffResponse{}.serialize(ctx.body());
     co_return NtStatus::Success;
 }

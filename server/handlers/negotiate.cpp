@@ -6,7 +6,7 @@
 #include "protocol/negotiate.h"
 #include "protocol/smb1_negotiate.h"
 #include "server/auth_glue.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/negotiate_smb1.h"
 #include "server/log.h"
@@ -32,7 +32,7 @@ constexpr uint16_t kSigningPreference[] = {signing_algorithm::kAesGmac, signing_
                                            signing_algorithm::kHmacSha256};
 
 // Fills the fields common to every negotiate response and records the connection state.
-NegotiateResponse make_response(Connection& conn, Dialect d) {
+NegotiateResponse make_response(ConnectionState& conn, Dialect d) {
     auto& server = conn.server;
     const auto& g = server.config().global;
     NegotiateResponse r;
@@ -87,7 +87,7 @@ bool offer_smb30_encryption(const GlobalConfig& g, uint32_t client_caps) {
 
 }  // namespace
 
-Result<ByteVector> handle_smb1_negotiate(Connection& conn, Bytes smb1_msg) {
+Result<ByteVector> handle_smb1_negotiate(ConnectionState& conn, Bytes smb1_msg) {
     if (conn.negotiated() || conn.state.dialect == Dialect::Wildcard)
         return Error(NtStatus::InvalidParameter);
     DAX_TRY(auto req, Smb1NegotiateRequest::parse(smb1_msg));
@@ -98,8 +98,7 @@ Result<ByteVector> handle_smb1_negotiate(Connection& conn, Bytes smb1_msg) {
     } else if (req.lists_smb2_002() && g.min_protocol <= Dialect::Smb202) {
         d = Dialect::Smb202;
     } else {
-        log_info("conn ", conn.id, " ", conn.transport->peer(),
-                 ": SMB1-only client refused (no SMB2 dialect offered)");
+        conn.log.info("SMB1-only client refused (no SMB2 dialect offered)");
         return Error(NtStatus::NotSupported);
     }
     // The SMB1 negotiate counts as MessageId 0 (MS-SMB2 3.3.5.2.3).
@@ -122,7 +121,7 @@ asio::awaitable<NtStatus> negotiate(RequestContext& ctx) {
     auto& conn = ctx.conn;
     // A second NEGOTIATE on a negotiated connection: disconnect without reply (3.3.5.3.1).
     if (conn.negotiated()) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": second NEGOTIATE");
+        conn.log.info("second NEGOTIATE");
         ctx.suppress_response = true;
         ctx.disconnect_after = true;
         co_return NtStatus::InvalidParameter;
@@ -145,7 +144,7 @@ asio::awaitable<NtStatus> negotiate(RequestContext& ctx) {
         }
     }
     if (chosen == Dialect::None) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": no common dialect");
+        conn.log.info("no common dialect");
         co_return NtStatus::NotSupported;
     }
 
@@ -212,7 +211,7 @@ asio::awaitable<NtStatus> negotiate(RequestContext& ctx) {
     conn.state.client_security_mode = req->security_mode;
     conn.state.client_dialects = req->dialects;
     resp.serialize(ctx.body());
-    log_debug("conn ", conn.id, " negotiated dialect 0x", std::hex, uint16_t(chosen));
+    conn.log.debug("negotiated dialect 0x", std::hex, uint16_t(chosen));
     co_return NtStatus::Success;
 }
 

@@ -6,10 +6,10 @@
 
 namespace daxsmbd::server {
 
-class Connection;
+class ConnectionState;
 
 // The full SMB2 response message to send, or an error when the request lists no SMB2 dialect
 // (the connection is then closed).
-Result<protocol::ByteVector> handle_smb1_negotiate(Connection& conn, protocol::Bytes smb1_msg);
+Result<protocol::ByteVector> handle_smb1_negotiate(ConnectionState& conn, protocol::Bytes smb1_msg);
 
 }  // namespace daxsmbd::server

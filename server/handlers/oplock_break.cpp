@@ -7,7 +7,7 @@
 
 #include <variant>
 
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
 #include "server/state/file_table.h"
@@ -22,10 +22,10 @@ asio::awaitable<NtStatus> oplock_break(RequestContext& ctx) {
     auto ack = parse_break_acknowledgment(ctx.msg);
     if (!ack) co_return ack.status();
     if (std::holds_alternative<LeaseBreakAcknowledgment>(*ack)) {
-        if (ctx.conn.state.dialect == Dialect::Smb202) co_return NtStatus::InvalidParameter;
+        if (ctx.dialect() == Dialect::Smb202) co_return NtStatus::InvalidParameter;
         // MS-SMB2 3.3.5.22.2: no lease table for Connection.ClientGuid (no lease was ever
         // granted), so neither the table nor the LeaseKey is found.
-        log_debug("conn ", ctx.conn.id, ": lease break acknowledgment without a lease");
+        ctx.log().debug("lease break acknowledgment without a lease");
         co_return NtStatus::ObjectNameNotFound;
     }
     const auto& oplock = std::get<OplockBreakAcknowledgment>(*ack);
@@ -41,8 +41,8 @@ asio::awaitable<NtStatus> oplock_break(RequestContext& ctx) {
     const auto& reg = *open->file_registration;
     auto level = reg.table().acknowledge_break(reg.key(), reg.token(), oplock.oplock_level);
     if (!level) {
-        log_debug("conn ", ctx.conn.id, ": oplock break acknowledgment for fid ",
-                  open->id.volatile_, " refused: ", status_name(level.status()));
+        ctx.log().debug("oplock break acknowledgment for fid ", open->id.volatile_,
+                        " refused: ", status_name(level.status()));
         co_return level.status();
     }
     OplockBreakResponse resp;

@@ -5,7 +5,7 @@
 
 #include "protocol/query_directory.h"
 #include "protocol/access_mask.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/info_classes.h"
 #include "server/log.h"
@@ -31,8 +31,7 @@ asio::awaitable<NtStatus> query_directory(RequestContext& ctx) {
     if (req->output_buffer_length > ctx.conn.state.max_transact_size)
         co_return NtStatus::InvalidParameter;
     if (!(open->granted_access & access_mask::kFileListDirectory)) {
-        log_debug("conn ", ctx.conn.id, ": QUERY_DIRECTORY on '", open->path,
-                  "' without LIST_DIRECTORY access");
+        ctx.log().debug("QUERY_DIRECTORY on '", open->path, "' without LIST_DIRECTORY access");
         co_return NtStatus::AccessDenied;
     }
     if (!DirectoryInfoWriter::supported(req->file_information_class))

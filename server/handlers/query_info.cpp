@@ -7,7 +7,7 @@
 #include "protocol/access_mask.h"
 #include "protocol/error.h"
 #include "protocol/query_info.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/info_classes.h"
@@ -26,7 +26,7 @@ namespace am = protocol::access_mask;
 namespace {
 
 bool is_311(const RequestContext& ctx) {
-    return ctx.conn.state.dialect == Dialect::Smb311;
+    return ctx.dialect() == Dialect::Smb311;
 }
 
 // MS-SMB2 3.3.5.20.1/2: STATUS_INFO_LENGTH_MISMATCH carries, on 3.1.1, one empty default error
@@ -147,8 +147,7 @@ asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> 
     }
     // MS-SMB2 3.3.5.20.1: FileIdInformation needs a 3.x dialect, FileNormalizedNameInformation
     // 3.1.1 (smbtorture smb2.getinfo.normalized expects NOT_SUPPORTED below it).
-    if (c == fic::kFileIdInformation && !is_smb3(ctx.conn.state.dialect))
-        co_return NtStatus::NotSupported;
+    if (c == fic::kFileIdInformation && !is_smb3(ctx.dialect())) co_return NtStatus::NotSupported;
     if (c == fic::kFileNormalizedNameInformation && !is_311(ctx)) co_return NtStatus::NotSupported;
 
     // MS-SMB2 3.3.5.20.1 access checks.
@@ -156,8 +155,8 @@ asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> 
     if ((c == fic::kFileBasicInformation || c == fic::kFileAllInformation ||
          c == fic::kFileNetworkOpenInformation || c == fic::kFileAttributeTagInformation) &&
         !(granted & am::kFileReadAttributes)) {
-        log_debug("conn ", ctx.conn.id, ": QUERY_INFO class ", int(c), " on '", open->path,
-                  "' without READ_ATTRIBUTES");
+        ctx.log().debug("QUERY_INFO class ", int(c), " on '", open->path,
+                        "' without READ_ATTRIBUTES");
         co_return NtStatus::AccessDenied;
     }
     if (c == fic::kFileFullEaInformation && !(granted & am::kFileReadEa))
@@ -325,8 +324,7 @@ asio::awaitable<NtStatus> query_security(RequestContext& ctx, std::shared_ptr<Op
     auto got = co_await ctx.blocking(
         [&]() -> Result<ByteVector> { return security::query_descriptor(open->fd, secinfo); });
     if (!got) {
-        log_info("conn ", ctx.conn.id, ": security descriptor of '", open->path,
-                 "': ", status_name(got.status()));
+        ctx.log().info("security descriptor of '", open->path, "': ", status_name(got.status()));
         co_return got.status();
     }
     ByteVector sd = std::move(*got);

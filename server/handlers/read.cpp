@@ -11,7 +11,7 @@
 
 #include "protocol/access_mask.h"
 #include "server/buffer_pool.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
@@ -33,11 +33,11 @@ asio::awaitable<NtStatus> read_pipe(RequestContext& ctx, const std::shared_ptr<O
                                     const ReadRequest& req) {
     // MS-SMB2 3.3.5.12: unbuffered reads make no sense on a pipe (3.0.2 and later).
     if ((req.flags & read_flags::kReadUnbuffered) &&
-        uint16_t(ctx.conn.state.dialect) >= uint16_t(Dialect::Smb302))
+        uint16_t(ctx.dialect()) >= uint16_t(Dialect::Smb302))
         co_return NtStatus::InvalidParameter;
     if (req.length > 0 && open->pipe->pending() == 0) {
         if (Status st = co_await ctx.go_async(); !st) co_return st.status();
-        auto timer = std::make_shared<asio::steady_timer>(ctx.conn.executor);
+        auto timer = std::make_shared<asio::steady_timer>(ctx.executor());
         ctx.pending->waiter = timer;
         while (open->pipe->pending() == 0) {
             if (ctx.cancelled()) co_return NtStatus::Cancelled;
@@ -77,8 +77,7 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     if (open->is_directory) co_return NtStatus::InvalidDeviceRequest;
     // MS-SMB2 3.3.5.12; EXECUTE implied READ_DATA at CREATE.
     if (!(open->granted_access & (am::kFileReadData | am::kFileExecute))) {
-        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(), ": READ of '", open->path,
-                 "' without read access refused");
+        ctx.log().info("READ of '", open->path, "' without read access refused");
         co_return NtStatus::AccessDenied;
     }
     // Offsets are signed 64-bit in the object store (MS-FSA 2.1.5.2): past INT64_MAX, or a
@@ -108,8 +107,7 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     std::shared_ptr<io::DataPath> data = io::data_path_of(*open);
     size_t bytes = 0;
     auto failed = [&](NtStatus st) {
-        log_debug("conn ", ctx.conn.id, ": READ of '", open->path, "' at ", offset,
-                  " failed: ", status_name(st));
+        ctx.log().debug("READ of '", open->path, "' at ", offset, " failed: ", status_name(st));
         return st;
     };
     // Large reads on a buffered block path go page cache -> pipe -> transport when nothing needs

@@ -10,7 +10,7 @@
 
 #include "protocol/session_setup.h"
 #include "server/auth_glue.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -28,7 +28,7 @@ constexpr size_t kMaxChannelsPerSession = 32;
 // A failed first authentication or re-authentication ends the session for all its channels.
 // This connection's channel entry stays behind (Connection::channel) to sign what still names
 // the session.
-void drop_session(Connection& conn, const std::shared_ptr<Session>& s) {
+void drop_session(ConnectionState& conn, const std::shared_ptr<Session>& s) {
     conn.server.end_session(*s);
 }
 
@@ -39,7 +39,7 @@ Bytes session_key_bytes(const Session& s) {
 // This connection's signer and cipher contexts of session `s` (MS-SMB2 3.3.5.5.3): signing with
 // `signing_key` in the connection's algorithm; the session's cipher keys in contexts of their
 // own that draw nonces from the session's sequence.
-Status make_channel_crypto(Connection& conn, Session& s, Bytes signing_key, Channel& ch) {
+Status make_channel_crypto(ConnectionState& conn, Session& s, Bytes signing_key, Channel& ch) {
     auto signer = auth::Signer::create(conn.signing_algorithm(), signing_key);
     if (!signer) return Error(signer.status());
     ch.signer = std::make_shared<auth::Signer>(std::move(*signer));
@@ -56,7 +56,7 @@ Status make_channel_crypto(Connection& conn, Session& s, Bytes signing_key, Chan
 
 // Session.SigningKey and the cipher keys of a first authentication (3.3.5.5.3), and the
 // session's first channel: this connection, whose Channel.SigningKey is Session.SigningKey.
-Status install_keys(Connection& conn, Session& s, Channel& ch) {
+Status install_keys(ConnectionState& conn, Session& s, Channel& ch) {
     auto d = conn.state.dialect;
     s.keys =
         auth::derive_session_keys(d, conn.state.cipher_id, session_key_bytes(s), s.full_session_key,
@@ -71,19 +71,18 @@ Status install_keys(Connection& conn, Session& s, Channel& ch) {
 // Abuse limit "max sessions per connection": whether this connection may take one more
 // session, bound or new (sessions it is a channel of plus bindings in progress). Entries of
 // ended sessions (Connection::channel) do not count and are dropped here. Logs a refusal.
-bool session_slot_free(Connection& conn, Server& server, const char* what) {
+bool session_slot_free(ConnectionState& conn, Server& server, const char* what) {
     std::erase_if(conn.channels, [](const auto& kv) {
         return kv.second.session->state == Session::State::Deleted;
     });
     const size_t limit = server.limits().max_sessions_per_connection;
     if (conn.channels.size() + conn.pending_binds.size() < limit) return true;
-    log_info("conn ", conn.id, " ", conn.transport->peer(),
-             ": limit 'max sessions per connection' (", limit, ") reached; ", what, " refused");
+    conn.log.info("limit 'max sessions per connection' (", limit, ") reached; ", what, " refused");
     return false;
 }
 
 // Waits without blocking the event loop: other connections on this loop go on meanwhile.
-asio::awaitable<void> hold_back(Connection& conn, std::chrono::milliseconds delay) {
+asio::awaitable<void> hold_back(ConnectionState& conn, std::chrono::milliseconds delay) {
     if (delay.count() <= 0) co_return;
     asio::steady_timer timer(conn.executor);
     timer.expires_after(delay);
@@ -93,16 +92,16 @@ asio::awaitable<void> hold_back(Connection& conn, std::chrono::milliseconds dela
 
 // Counts a failed logon against the client's address, logs it, and returns how long the
 // answer is held back.
-std::chrono::milliseconds note_logon_failure(Connection& conn, std::string_view user,
+std::chrono::milliseconds note_logon_failure(ConnectionState& conn, std::string_view user,
                                              std::string_view reason, NtStatus status) {
     auto& throttle = conn.server.logon_throttle();
-    const std::string addr = conn.transport->peer_address();
+    const std::string addr = conn.peer_address();
     const unsigned n = throttle.record_failure(addr, LogonThrottle::Clock::now());
     const auto delay = throttle.delay_after(n);
-    log_info("conn ", conn.id, " ", conn.transport->peer(), ": logon failure, user '",
-             user.empty() ? std::string_view("?") : user, "' from ", addr, ": ",
-             reason.empty() ? std::string_view("refused") : reason, " (", status_name(status),
-             "); ", n, " failure(s) from this address, answer delayed ", delay.count(), " ms");
+    conn.log.info("logon failure, user '", user.empty() ? std::string_view("?") : user, "' from ",
+                  addr, ": ", reason.empty() ? std::string_view("refused") : reason, " (",
+                  status_name(status), "); ", n, " failure(s) from this address, answer delayed ",
+                  delay.count(), " ms");
     return delay;
 }
 
@@ -127,8 +126,7 @@ NtStatus binding_refusal(RequestContext& ctx, const SessionSetupRequest& req, co
     if (!req.is_binding()) return NtStatus::UserSessionDeleted;
     if (!ctx.header.is_signed()) return NtStatus::InvalidParameter;
     if (!verified) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session 0x", std::hex,
-                 s.id, std::dec, " refused: bad signature");
+        conn.log.info("binding to session 0x", std::hex, s.id, std::dec, " refused: bad signature");
         return NtStatus::AccessDenied;
     }
     // Samba's rule: when either side signs with AES-GMAC both must (3.1.1 signing algorithms).
@@ -143,9 +141,8 @@ NtStatus binding_refusal(RequestContext& ctx, const SessionSetupRequest& req, co
     // cipher) must be the session's first connection's.
     if (!is_smb3(conn.state.dialect)) return NtStatus::RequestNotAccepted;
     if (!conn.server.config().global.multi_channel) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session 0x", std::hex,
-                 s.id, std::dec,
-                 " refused: multichannel is off ('server multi channel support = no')");
+        conn.log.info("binding to session 0x", std::hex, s.id, std::dec,
+                      " refused: multichannel is off ('server multi channel support = no')");
         return NtStatus::RequestNotAccepted;
     }
     if (conn.state.dialect != s.dialect || s.cipher_id != conn.state.cipher_id)
@@ -177,14 +174,14 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     if (conn.channel(sid)) co_return NtStatus::RequestNotAccepted;
     if (s->channel_count() >= kMaxChannelsPerSession) {
         conn.pending_binds.erase(sid);
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session 0x", std::hex,
-                 sid, std::dec, " refused: it has ", kMaxChannelsPerSession, " channels already");
+        conn.log.info("binding to session 0x", std::hex, sid, std::dec, " refused: it has ",
+                      kMaxChannelsPerSession, " channels already");
         co_return NtStatus::InsufficientResources;
     }
     auto pit = conn.pending_binds.find(sid);
     if (pit == conn.pending_binds.end()) {
         if (!session_slot_free(conn, server, "binding")) co_return NtStatus::InsufficientResources;
-        Connection::PendingBind pb;
+        ConnectionState::PendingBind pb;
         pb.session = s;
         // 3.1.1: PreauthSession.PreauthIntegrityHashValue starts as the connection's.
         if (conn.state.preauth) pb.preauth = *conn.state.preauth;
@@ -220,7 +217,7 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
         pit->second.acceptor = std::move(acceptor);
         resp.serialize(ctx.body());
         if (pit->second.preauth) {
-            Connection* c = &conn;
+            ConnectionState* c = &conn;
             ctx.on_response = [c, sid](Bytes r) {
                 auto it = c->pending_binds.find(sid);
                 if (it != c->pending_binds.end() && it->second.preauth)
@@ -233,15 +230,15 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
 
     std::optional<auth::PreauthHash> preauth = std::move(pit->second.preauth);
     conn.pending_binds.erase(pit);
-    co_await hold_back(conn, server.logon_throttle().delay_for(conn.transport->peer_address(),
-                                                               LogonThrottle::Clock::now()));
+    co_await hold_back(
+        conn, server.logon_throttle().delay_for(conn.peer_address(), LogonThrottle::Clock::now()));
     // MS-SMB2 3.3.5.5.2: the binding must authenticate the session's user. Windows answers a
     // different user (guest and anonymous included) with ACCESS_DENIED (smbtorture
     // smb2.session.bind_different_user); the session stays as it was.
     if (step->is_anonymous || !same_user(step->user, s->user)) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": binding to session 0x", std::hex,
-                 sid, std::dec, " of user '", s->user, "' refused: authenticated as '",
-                 step->is_anonymous ? std::string("(anonymous)") : step->user, "'");
+        conn.log.info("binding to session 0x", std::hex, sid, std::dec, " of user '", s->user,
+                      "' refused: authenticated as '",
+                      step->is_anonymous ? std::string("(anonymous)") : step->user, "'");
         co_return NtStatus::AccessDenied;
     }
     // Channel.SigningKey (3.3.5.5.3): from the binding's own session key; on 3.1.1 with the
@@ -255,11 +252,11 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     Channel ch;
     ch.session = s;
     if (auto st = make_channel_crypto(conn, *s, Bytes(channel_key), ch); !st) co_return st.status();
-    if (!s->add_channel(conn.id, conn.weak_from_this())) co_return NtStatus::UserSessionDeleted;
+    if (!s->add_channel(conn.id, conn.weak_self())) co_return NtStatus::UserSessionDeleted;
     conn.channels[sid] = ch;
-    log_info("conn ", conn.id, " ", conn.transport->peer(), ": bound to session 0x", std::hex, sid,
-             std::dec, " of user ", s->user, " as channel ", s->channel_count(), " (dialect 0x",
-             std::hex, uint16_t(conn.state.dialect), std::dec, ")");
+    conn.log.info("bound to session 0x", std::hex, sid, std::dec, " of user ", s->user,
+                  " as channel ", s->channel_count(), " (dialect 0x", std::hex,
+                  uint16_t(conn.state.dialect), std::dec, ")");
     resp.serialize(ctx.body());
     // The final response is signed with the new Channel.SigningKey (3.3.5.5.3).
     ctx.response_signer.reset();
@@ -291,7 +288,7 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         s = server.sessions.create();
         s->dialect = conn.state.dialect;
         if (conn.state.preauth) s->preauth = *conn.state.preauth;  // 3.3.5.5 step: copy conn H
-        s->add_channel(conn.id, conn.weak_from_this());
+        s->add_channel(conn.id, conn.weak_self());
         conn.channels[s->id] = Channel{s, nullptr, nullptr};
     } else {
         Channel* ch = conn.channel(ctx.header.session_id);
@@ -353,8 +350,8 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     // Authenticated. While the address has recent failures, success waits as long as a failure
     // would: the delay must not tell a guesser which attempt was right.
     const auto& g = server.config().global;
-    co_await hold_back(conn, server.logon_throttle().delay_for(conn.transport->peer_address(),
-                                                               LogonThrottle::Clock::now()));
+    co_await hold_back(
+        conn, server.logon_throttle().delay_for(conn.peer_address(), LogonThrottle::Clock::now()));
     if (step->is_anonymous && !g.guest_ok) {
         const auto delay = note_logon_failure(conn, "(anonymous)",
                                               "anonymous logon refused ('map to guest = never')",
@@ -366,7 +363,7 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     if (reauth) {
         // Re-authentication keeps the keys (3.3.5.5.3) but must be the same user.
         if (!step->is_anonymous && step->user != s->user) {
-            log_info("conn ", conn.id, ": re-authentication as a different user refused");
+            conn.log.info("re-authentication as a different user refused");
             co_return NtStatus::AccessDenied;
         }
         s->state = Session::State::Valid;
@@ -380,9 +377,8 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     // anonymous or guest logons (no keys) cannot have a session.
     const bool can_encrypt = is_smb3(conn.state.dialect) && conn.state.cipher_id != 0;
     if (g.encrypt == EncryptPolicy::Required && (!can_encrypt || step->is_anonymous)) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": session refused: encryption ",
-                 "is required and the ",
-                 step->is_anonymous ? "logon is anonymous" : "client cannot encrypt");
+        conn.log.info("session refused: encryption ", "is required and the ",
+                      step->is_anonymous ? "logon is anonymous" : "client cannot encrypt");
         drop_session(conn, s);
         co_return NtStatus::AccessDenied;
     }
@@ -397,15 +393,13 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         auto lookup = [&guest] { return vfs::resolve_unix_account(guest); };
         auto acct = co_await ctx.blocking_as_daemon(lookup);
         if (!acct) {
-            log_error("conn ", conn.id, " ", conn.transport->peer(),
-                      ": guest logon refused: ", "'guest account' ", guest,
-                      " is not a Unix account");
+            conn.log.error("guest logon refused: ", "'guest account' ", guest,
+                           " is not a Unix account");
             drop_session(conn, s);
             co_return NtStatus::LogonFailure;
         }
         if ((*acct)->is_root()) {
-            log_error("conn ", conn.id, " ", conn.transport->peer(),
-                      ": guest logon refused: ", "'guest account' ", guest, " is uid 0");
+            conn.log.error("guest logon refused: ", "'guest account' ", guest, " is uid 0");
             drop_session(conn, s);
             co_return NtStatus::LogonFailure;
         }
@@ -414,15 +408,14 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         auto rec = server.find_user(step->user);
         if (!rec) {
             // Removed from the database while the logon ran.
-            log_info("conn ", conn.id, " ", conn.transport->peer(), ": logon of ", step->user,
-                     " refused: no longer in the user database");
+            conn.log.info("logon of ", step->user, " refused: no longer in the user database");
             drop_session(conn, s);
             co_return NtStatus::LogonFailure;
         }
         if (rec->uid == 0 && !g.is_admin_user(rec->name)) {
-            log_error("conn ", conn.id, " ", conn.transport->peer(), ": logon of ", rec->name,
-                      " refused: its user database entry maps it to uid 0 and it is not in ",
-                      "'admin users'");
+            conn.log.error("logon of ", rec->name,
+                           " refused: its user database entry maps it to uid 0 and it is not in ",
+                           "'admin users'");
             drop_session(conn, s);
             co_return NtStatus::AccessDenied;
         }
@@ -470,12 +463,12 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         if (old && old->user == s->user) server.end_session(*old);
     }
 
-    log_info("conn ", conn.id, " ", conn.transport->peer(), ": session ", std::hex, s->id, std::dec,
-             " user ", s->is_anonymous ? "(anonymous)" : s->user, " via ",
-             step->mech == auth::oid::ntlmssp() ? "NTLMv2" : "Kerberos", " dialect 0x", std::hex,
-             uint16_t(conn.state.dialect), std::dec, " cipher ",
-             ch->encryption ? auth::cipher_name(conn.state.cipher_id) : "none",
-             s->encrypt_data ? " (session encrypted)" : "");
+    conn.log.info("session ", std::hex, s->id, std::dec, " user ",
+                  s->is_anonymous ? "(anonymous)" : s->user, " via ",
+                  step->mech == auth::oid::ntlmssp() ? "NTLMv2" : "Kerberos", " dialect 0x",
+                  std::hex, uint16_t(conn.state.dialect), std::dec, " cipher ",
+                  ch->encryption ? auth::cipher_name(conn.state.cipher_id) : "none",
+                  s->encrypt_data ? " (session encrypted)" : "");
     resp.serialize(ctx.body());
     ctx.session = s;
     ctx.channel_signer = ch->signer;

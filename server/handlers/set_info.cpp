@@ -33,7 +33,7 @@
 #include "protocol/file_info.h"
 #include "protocol/fs_info.h"
 #include "protocol/set_info.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/info_classes.h"
@@ -221,7 +221,7 @@ asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> 
     if (!(open->granted_access & am::kDelete)) co_return NtStatus::AccessDenied;
     const Share* share = ctx.tree->share.get();
     if (open->is_directory && has_open_children(ctx.server, share, open->path)) {
-        log_debug("conn ", ctx.conn.id, ": rename of '", open->path, "' refused: open children");
+        ctx.log().debug("rename of '", open->path, "' refused: open children");
         co_return NtStatus::AccessDenied;
     }
     std::shared_ptr<vfs::ShareRoot> root = ctx.tree->share->root;
@@ -259,7 +259,7 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
     if (c == fic::kFileModeInformation) co_return set_mode(*open, buf).status();
 
     if (ctx.tree->read_only) {
-        log_debug("conn ", ctx.conn.id, ": SET_INFO class ", int(c), " on read-only share");
+        ctx.log().debug("SET_INFO class ", int(c), " on read-only share");
         co_return NtStatus::AccessDenied;
     }
     std::shared_ptr<vfs::ShareRoot> root = ctx.tree->share->root;
@@ -399,9 +399,9 @@ asio::awaitable<NtStatus> set_security(RequestContext& ctx, std::shared_ptr<Open
             head.push_back(kHex[uint8_t(req.buffer[i]) >> 4]);
             head.push_back(kHex[uint8_t(req.buffer[i]) & 15]);
         }
-        log_info("conn ", ctx.conn.id, ": SET_INFO security of '", open->path, "' (0x", std::hex,
-                 req.additional_information, std::dec, ", ", req.buffer.size(), " bytes: ", head,
-                 "): ", status_name(st.status()));
+        ctx.log().info("SET_INFO security of '", open->path, "' (0x", std::hex,
+                       req.additional_information, std::dec, ", ", req.buffer.size(),
+                       " bytes: ", head, "): ", status_name(st.status()));
         co_return st.status();
     }
     co_return NtStatus::Success;

@@ -1,7 +1,7 @@
 // TREE_CONNECT (MS-SMB2 3.3.5.7).
 #include "protocol/tree_connect.h"
 #include "protocol/access_mask.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -36,8 +36,7 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     // stripped the signature: disconnect (3.3.5.7 step 1).
     if (conn.state.dialect == Dialect::Smb311 && !s.is_anonymous && !s.is_guest &&
         !ctx.header.is_signed() && !ctx.request_encrypted) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(),
-                 ": unsigned 3.1.1 TREE_CONNECT, disconnecting");
+        conn.log.info("unsigned 3.1.1 TREE_CONNECT, disconnecting");
         ctx.suppress_response = true;
         ctx.disconnect_after = true;
         co_return NtStatus::AccessDenied;
@@ -47,20 +46,18 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     if (!names) co_return names.status();
     auto share = conn.server.find_share(names->share);
     if (!share) {
-        log_debug("conn ", conn.id, ": no share named ", names->share);
+        conn.log.debug("no share named ", names->share);
         co_return NtStatus::BadNetworkName;
     }
     // Anonymous and guest sessions (only possible with 'map to guest = bad user') reach IPC$ and
     // the shares marked 'guest ok', nothing else.
     if (!share->is_ipc && (s.is_anonymous || s.is_guest) && !share->config.guest_ok) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": ",
-                 s.is_anonymous ? "anonymous" : "guest", " session refused on [",
-                 share->config.name, "] (not 'guest ok')");
+        conn.log.info("", s.is_anonymous ? "anonymous" : "guest", " session refused on [",
+                      share->config.name, "] (not 'guest ok')");
         co_return NtStatus::AccessDenied;
     }
     if (!share->is_ipc && !user_allowed(share->config, s)) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": user ", s.user,
-                 " not in valid users of [", share->config.name, "]");
+        conn.log.info("user ", s.user, " not in valid users of [", share->config.name, "]");
         co_return NtStatus::AccessDenied;
     }
 
@@ -71,8 +68,8 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     const EncryptPolicy policy = share->config.encrypt.value_or(g.encrypt);
     const bool can_encrypt = ctx.channel_encryption != nullptr && g.encrypt != EncryptPolicy::Off;
     if (policy == EncryptPolicy::Required && !can_encrypt) {
-        log_info("conn ", conn.id, " ", conn.transport->peer(), ": [", share->config.name,
-                 "] requires encryption and this session cannot encrypt");
+        conn.log.info("[", share->config.name,
+                      "] requires encryption and this session cannot encrypt");
         co_return NtStatus::AccessDenied;
     }
 
@@ -90,9 +87,8 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
         // Abuse limit "max tree connects per session" (MS-SMB2 3.3.5.7 sets no number); the
         // session and its other trees go on working.
         if (const size_t max = conn.server.limits().max_trees_per_session; s.trees.size() >= max) {
-            log_info("conn ", conn.id, " ", conn.transport->peer(),
-                     ": limit 'max tree connects per session' (", max, ") reached; [",
-                     share->config.name, "] refused");
+            conn.log.info("limit 'max tree connects per session' (", max, ") reached; [",
+                          share->config.name, "] refused");
             co_return NtStatus::InsufficientResources;
         }
         do {
@@ -114,7 +110,7 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     resp.capabilities = 0;
     resp.maximal_access = tree->maximal_access;
     resp.serialize(ctx.body());
-    log_debug("conn ", conn.id, ": tree ", tree->id, " -> [", share->config.name, "]");
+    conn.log.debug("tree ", tree->id, " -> [", share->config.name, "]");
     co_return NtStatus::Success;
 }
 

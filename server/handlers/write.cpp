@@ -11,7 +11,7 @@
 
 #include "protocol/access_mask.h"
 #include "protocol/create.h"
-#include "server/connection.h"
+#include "server/connection_state.h"
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
 #include "server/io/data_path.h"
@@ -63,7 +63,7 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     auto found = ctx.find_open(req->file_id);
     if (!found) co_return found.status();
     std::shared_ptr<Open> open = *found;
-    const Dialect dialect = ctx.conn.state.dialect;
+    const Dialect dialect = ctx.dialect();
 
     // MS-SMB2 3.3.5.13: Length above MaxWriteSize; RDMA channels need an RDMA connection;
     // inline data starts right after the 48-byte body (DataOffset at most 0x100).
@@ -91,8 +91,7 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     const bool can_write = open->granted_access & am::kFileWriteData;
     const bool can_append = open->granted_access & am::kFileAppendData;
     if (!can_write && !can_append) {
-        log_info("conn ", ctx.conn.id, " ", ctx.conn.transport->peer(), ": WRITE to '", open->path,
-                 "' without write access refused");
+        ctx.log().info("WRITE to '", open->path, "' without write access refused");
         co_return NtStatus::AccessDenied;
     }
 
@@ -150,8 +149,8 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     }
     auto w = co_await data->write(ctx.caller(*open), req->data, offset, mode);
     if (!w) {
-        log_debug("conn ", ctx.conn.id, ": WRITE to '", open->path, "' at ", offset,
-                  " failed: ", status_name(w.status()));
+        ctx.log().debug("WRITE to '", open->path, "' at ", offset,
+                        " failed: ", status_name(w.status()));
         co_return w.status();
     }
 

@@ -4,9 +4,6 @@
 
 namespace daxsmbd::server {
 
-asio::any_io_executor connection_executor(Connection& c) {
-    return c.executor;
-}
 asio::thread_pool& blocking_pool(Server& s) {
     return s.pool();
 }
@@ -31,6 +28,19 @@ Result<std::shared_ptr<Open>> RequestContext::find_open(const protocol::FileId& 
     if (tree && o->tree_id != tree->id) return Error(NtStatus::FileClosed);
     related_file_id = fid;
     return o;
+}
+
+protocol::Dialect RequestContext::dialect() const {
+    return conn.state.dialect;
+}
+const Limits& RequestContext::limits() const {
+    return server.limits();
+}
+const ConnectionLog& RequestContext::log() const {
+    return conn.log;
+}
+asio::any_io_executor RequestContext::executor() const {
+    return conn.executor;
 }
 
 io::Engine& RequestContext::io() {
