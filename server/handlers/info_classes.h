@@ -3,6 +3,9 @@
 // file-system facts (vfs::FileInfo, statvfs, the POSIX mode) into MS-FSCC structures, the
 // synthetic security descriptor, and the directory enumeration loop. Everything here works
 // without a connection, so unit tests drive it directly on a temporary directory.
+// Implemented in file_info_classes.cpp (file classes, security descriptor), fs_info_classes.cpp
+// (file-system classes), dir_info_classes.cpp (directory listing) and file_info_set.cpp (the
+// helpers of SET_INFO).
 //
 // Decisions (where the specifications leave room or daxsmbd differs from Windows):
 //   - Minimum OutputBufferLength: what Windows checks (the C sizeof of the structure, i.e. the

@@ -1,7 +1,8 @@
 // QUERY_INFO (MS-SMB2 3.3.5.20): file classes (MS-FSCC 2.4, MS-FSA 2.1.5.12), file-system classes
 // (MS-FSCC 2.5, MS-FSA 2.1.5.13), the security descriptor (MS-FSA 2.1.5.14; stored or
 // synthesized, see security_info.h) and quotas (not supported). The translation of metadata
-// into the classes is in info_classes.cpp; this file decides status, access and buffer sizes.
+// into the classes is in info_classes.h (file_info_classes.cpp, fs_info_classes.cpp); this file
+// decides status, access and buffer sizes.
 #include <sys/stat.h>
 
 #include "protocol/access_mask.h"
