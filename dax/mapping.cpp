@@ -143,10 +143,10 @@ int probe_map_sync(int fd, bool writable, std::string* why) {
 std::mutex g_held_mu;
 std::vector<pmem2_vm_reservation*> g_held_reservations;
 
-void hold_reservation(pmem2_vm_reservation* rsv) {
+void hold_reservation(pmem2_vm_reservation* rsv, Stats& stats) {
     std::lock_guard lk(g_held_mu);
     g_held_reservations.push_back(rsv);
-    Stats::global().held_reservations.add(1);
+    stats.held_reservations.add(1);
 }
 
 // After a failed MAP_FIXED mapping at [addr, addr + len) inside a reservation. Linux unmaps the
@@ -242,6 +242,8 @@ FileMap::FileMap(int own_fd, bool writable, uint64_t size, const MapOptions& opt
     : fd_(own_fd),
       writable_(writable),
       opts_(options),
+      own_stats_(options.stats ? nullptr : std::make_unique<Stats>()),
+      stats_(options.stats ? options.stats : own_stats_.get()),
       flusher_(options.flush),
       page_(size_t(::sysconf(_SC_PAGESIZE))),
       granule_(std::min(kGranule, options.chunk_size)),
@@ -362,7 +364,7 @@ Chunk* FileMap::map_chunk(size_t index, std::string* why) {
     bool held = false;
     if (!map_piece(rsv, 0, start, len, &piece, &held, why)) {
         if (held)
-            hold_reservation(rsv);
+            hold_reservation(rsv, stats());
         else
             pmem2_vm_reservation_delete(&rsv);
         return nullptr;
@@ -397,7 +399,7 @@ Chunk* FileMap::map_chunk(size_t index, std::string* why) {
     c->prefaulted.store(0, std::memory_order_relaxed);
     c->retired.store(false, std::memory_order_seq_cst);
     slot.chunk.store(c, std::memory_order_seq_cst);
-    Stats::global().maps.add(1);
+    stats().maps.add(1);
     return c;
 }
 
@@ -423,7 +425,7 @@ bool FileMap::extend_chunk(Chunk* c, uint64_t need_end) {
     }
     c->pieces.push_back(piece);
     c->length.store(have + piece.len, std::memory_order_release);
-    Stats::global().extends.add(1);
+    stats().extends.add(1);
     return true;
 }
 
@@ -451,14 +453,14 @@ void FileMap::try_reclaim(Chunk* c) {
     }
     c->pieces.clear();
     if (c->rsv_held)
-        hold_reservation(c->rsv);
+        hold_reservation(c->rsv, stats());
     else
         pmem2_vm_reservation_delete(&c->rsv);
     c->rsv = nullptr;
     c->base = nullptr;
     c->length.store(0, std::memory_order_relaxed);
     free_chunks_.push_back(c);
-    Stats::global().unmaps.add(1);
+    stats().unmaps.add(1);
 }
 
 void FileMap::unpin(Chunk* c, size_t shard) {
@@ -581,7 +583,7 @@ void FileMap::refresh_size() {
 
 IoResult FileMap::read(uint64_t offset, std::span<std::byte> dst) {
     IoResult res;
-    auto& stats = Stats::global();
+    Stats& counts = stats();
     if (offset + dst.size() > size()) refresh_size();
     const uint64_t sz = size();
     if (offset >= sz || dst.empty()) {
@@ -592,14 +594,14 @@ IoResult FileMap::read(uint64_t offset, std::span<std::byte> dst) {
     if (offset + n > mappable_end()) {
         res.why = "range reaches into the partial last page";
         res.routine = true;
-        stats.fallbacks.add(1);
+        counts.fallbacks.add(1);
         return res;
     }
     size_t done = 0;
     while (done < n) {
         auto r = pin(offset + done, n - done, false, &res.why);
         if (!r) {
-            stats.fallbacks.add(1);
+            counts.fallbacks.add(1);
             return res;
         }
         auto m = r->bytes();
@@ -611,8 +613,8 @@ IoResult FileMap::read(uint64_t offset, std::span<std::byte> dst) {
     }
     res.outcome = IoOutcome::Done;
     res.bytes = n;
-    stats.reads.add(1);
-    stats.read_bytes.add(int64_t(n));
+    counts.reads.add(1);
+    counts.read_bytes.add(int64_t(n));
     return res;
 }
 
@@ -638,7 +640,7 @@ bool FileMap::grow_to(uint64_t offset, uint64_t end, bool durable, std::string* 
 
 IoResult FileMap::write(uint64_t offset, std::span<const std::byte> src, bool write_through) {
     IoResult res;
-    auto& stats = Stats::global();
+    Stats& counts = stats();
     if (src.empty()) {
         res.outcome = IoOutcome::Done;
         return res;
@@ -646,23 +648,23 @@ IoResult FileMap::write(uint64_t offset, std::span<const std::byte> src, bool wr
     const uint64_t end = offset + src.size();
     if (!writable_) {
         res.why = "no read-write descriptor for the mapping";
-        stats.fallbacks.add(1);
+        counts.fallbacks.add(1);
         return res;
     }
     if (end > uint64_t(opts_.max_chunks) * opts_.chunk_size) {
         res.why = "offset beyond the chunk table";
         res.routine = true;
-        stats.fallbacks.add(1);
+        counts.fallbacks.add(1);
         return res;
     }
     if (end > size() && !grow_to(offset, end, write_through, &res.why)) {
-        stats.fallbacks.add(1);
+        counts.fallbacks.add(1);
         return res;
     }
     if (end > mappable_end()) {
         res.why = "range reaches into the partial last page";
         res.routine = true;
-        stats.fallbacks.add(1);
+        counts.fallbacks.add(1);
         return res;
     }
     FlushCtx ctx{&flusher_};
@@ -670,7 +672,7 @@ IoResult FileMap::write(uint64_t offset, std::span<const std::byte> src, bool wr
     while (done < src.size()) {
         auto r = pin(offset + done, src.size() - done, true, &res.why);
         if (!r) {
-            stats.fallbacks.add(1);
+            counts.fallbacks.add(1);
             return res;
         }
         auto m = r->bytes();
@@ -688,7 +690,7 @@ IoResult FileMap::write(uint64_t offset, std::span<const std::byte> src, bool wr
                 ok = msync_range(m.data(), m.size());
             if (!ok) {
                 res.why = std::string("msync: ") + std::strerror(errno);
-                stats.fallbacks.add(1);
+                counts.fallbacks.add(1);
                 return res;
             }
         } else {
@@ -700,12 +702,12 @@ IoResult FileMap::write(uint64_t offset, std::span<const std::byte> src, bool wr
     }
     if (write_through) {
         flusher_.drain();
-        stats.persists.add(1);
+        counts.persists.add(1);
     }
     res.outcome = IoOutcome::Done;
     res.bytes = src.size();
-    stats.writes.add(1);
-    stats.write_bytes.add(int64_t(src.size()));
+    counts.writes.add(1);
+    counts.write_bytes.add(int64_t(src.size()));
     return res;
 }
 
@@ -714,13 +716,13 @@ IoResult FileMap::write(uint64_t offset, std::span<const std::byte> src, bool wr
 // drop the chunk and fail the request.
 IoResult FileMap::media_failure(uint64_t offset, size_t len) {
     IoResult res;
-    auto& stats = Stats::global();
+    Stats& counts = stats();
     const uint64_t before = size();
     refresh_size();
     if (offset + len > size() || size() < before) {
         invalidate();
         res.why = "file changed under the mapping (SIGBUS past the end of file)";
-        stats.fallbacks.add(1);
+        counts.fallbacks.add(1);
         return res;
     }
     {
@@ -729,7 +731,7 @@ IoResult FileMap::media_failure(uint64_t offset, size_t len) {
     }
     res.outcome = IoOutcome::MediaError;
     res.why = "SIGBUS on the mapping at file offset " + std::to_string(offset) + " (media error)";
-    stats.media_errors.add(1);
+    counts.media_errors.add(1);
     return res;
 }
 
@@ -758,7 +760,7 @@ bool FileMap::persist() {
         }
         ok &= flush_dirty_of(r->chunk_, true);
     }
-    Stats::global().persists.add(1);
+    stats().persists.add(1);
     return ok;
 }
 
@@ -822,7 +824,7 @@ size_t FileMap::prefault(uint64_t offset, bool for_write) {
     if (!for_write) {
         // A read fault on a hole maps the zero page: no side effect on the file.
         if (!populate(base, size_t(end - start), false)) return 0;
-        Stats::global().prefaults.add(1);
+        stats().prefaults.add(1);
         return size_t(end - start);
     }
     // A write fault on a hole allocates its blocks: only the file's data ranges (SEEK_DATA /
@@ -843,7 +845,7 @@ size_t FileMap::prefault(uint64_t offset, bool for_write) {
         }
         pos = std::max<uint64_t>(seg_end, pos + page_);
     }
-    if (done) Stats::global().prefaults.add(1);
+    if (done) stats().prefaults.add(1);
     return done;
 }
 
@@ -907,6 +909,7 @@ struct MapRegistry::State {
 
     std::mutex mu;
     MapCacheLimits limits;
+    Stats stats;
     std::unordered_map<RegistryKey, Entry, RegistryKeyHash> entries;
     std::list<RegistryKey> lru;  // keys of the cached maps, most recently closed first
     uint64_t bytes = 0;          // mapped bytes of the cached maps
@@ -1001,9 +1004,11 @@ void MapRegistry::set_cache_limits(MapCacheLimits limits) {
 }
 
 std::shared_ptr<FileMap> MapRegistry::acquire(uint64_t device, uint64_t inode, int fd,
-                                              const MapOptions& options) {
+                                              const MapOptions& requested) {
     Victims victims;  // destroyed after the lock is released
     State& st = *state_;
+    MapOptions options = requested;
+    if (!options.stats) options.stats = &st.stats;
     const RegistryKey key{device, inode};
     std::lock_guard lk(st.mu);
     auto it = st.entries.try_emplace(key).first;
@@ -1027,7 +1032,7 @@ std::shared_ptr<FileMap> MapRegistry::acquire(uint64_t device, uint64_t inode, i
                            closed_as.unchanged(*now) && map->options() == options &&
                            (map->writable() || !rdwr);
         if (valid) {
-            Stats::global().map_cache_hits.add(1);
+            options.stats->map_cache_hits.add(1);
         } else {
             victims.push_back(std::move(map));
             map.reset();
@@ -1044,6 +1049,10 @@ std::shared_ptr<FileMap> MapRegistry::acquire(uint64_t device, uint64_t inode, i
     e.active = handle;
     e.forgotten = false;
     return handle;
+}
+
+Stats& MapRegistry::stats() {
+    return state_->stats;
 }
 
 std::shared_ptr<FileMap> MapRegistry::find(uint64_t device, uint64_t inode) {

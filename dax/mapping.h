@@ -40,6 +40,7 @@
 
 #include "dax/flush.h"
 #include "dax/sharded_counter.h"
+#include "dax/stats.h"
 
 struct pmem2_map;
 struct pmem2_vm_reservation;
@@ -59,6 +60,8 @@ struct MapOptions {
     // and page-table memory (128 KiB per 64 MiB), while a large file may be used only in a small
     // part: what lies beyond faults on first touch as before.
     size_t prefault_bytes = size_t(64) << 20;
+    // Where the map counts what it did (MapRegistry: the registry's); null: a count of its own.
+    Stats* stats = nullptr;
 
     bool operator==(const MapOptions&) const = default;
 };
@@ -180,6 +183,7 @@ class FileMap {
     bool writable() const { return writable_; }
     const MapOptions& options() const { return opts_; }
     size_t live_chunks() const;  // currently mapped chunks (tests)
+    Stats& stats() const { return *stats_; }
 
   private:
     friend class MappedRange;
@@ -204,6 +208,8 @@ class FileMap {
     const int fd_;
     const bool writable_;
     const MapOptions opts_;
+    std::unique_ptr<Stats> own_stats_;  // when MapOptions::stats is null
+    Stats* stats_;
     const Flusher flusher_;
     const size_t page_;
     const size_t granule_;
@@ -254,6 +260,8 @@ class MapRegistry {
     // Drops the cached maps of files that lost their last link (deleted outside this server).
     // A few statx calls per cached map: call it off the event loop, now and then.
     void sweep();
+    // What the maps of this registry did (the server's DAX counters).
+    Stats& stats();
 
     struct State;  // shared with the opens' references (the cache outlives no one)
 

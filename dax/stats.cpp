@@ -13,11 +13,6 @@ std::string StatsSnapshot::to_string() const {
            " held_reservations=" + std::to_string(held_reservations);
 }
 
-Stats& Stats::global() {
-    static Stats s;
-    return s;
-}
-
 StatsSnapshot Stats::snapshot() const {
     StatsSnapshot s;
     s.reads = reads.sum();

@@ -1,4 +1,5 @@
-// What the DAX path did, process-wide: the proof that DAX served I/O. Sharded per CPU (no shared
+// What the DAX path did, per map registry (the server's: Server::dax_maps): the proof that DAX
+// served I/O. Sharded per CPU (no shared
 // hot counter); read by the server's stats dump (SIGUSR1 and shutdown, server/daxsmbd_main.cpp).
 #pragma once
 
@@ -32,8 +33,6 @@ struct StatsSnapshot {
 
 class Stats {
   public:
-    static Stats& global();
-
     ShardedCounter reads, read_bytes, writes, write_bytes, persists, fallbacks, media_errors, maps,
         unmaps, extends, prefaults, map_cache_hits, held_reservations;
 

@@ -8,11 +8,6 @@
 
 namespace daxsmbd::server {
 
-BufferPool& BufferPool::global() {
-    static BufferPool pool;
-    return pool;
-}
-
 BufferPool::BufferPool() {
     void* p = ::mmap(nullptr, kMaxSlabs * kSlabSize, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

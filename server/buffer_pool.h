@@ -74,7 +74,6 @@ class BufferPool {
     // 64 slabs: about 1 GiB of address space reserved, committed only as buffers are touched.
     static constexpr size_t kMaxSlabs = 64;
 
-    static BufferPool& global();
     // A buffer of at least `size` bytes (page aligned); larger than the biggest class, or with
     // every slab in use -> a one-off allocation freed on release.
     PoolBuffer acquire(size_t size);

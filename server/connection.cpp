@@ -180,32 +180,6 @@ uint16_t Connection::grant_credits(const Header& req) {
     return credits.grant(requested, server.config().global.max_credits);
 }
 
-// Payload size that decides the credit charge (MS-SMB2 3.3.5.2.5), read at the fixed body
-// offsets of the commands that can be larger than 64 KiB.
-static uint64_t charge_payload(Command cmd, Bytes elem) {
-    auto u32_at = [&](size_t off) -> uint64_t {
-        return elem.size() >= kHeaderSize + off + 4 ? load_le32(elem.data() + kHeaderSize + off)
-                                                    : 0;
-    };
-    switch (cmd) {
-        case Command::Read:
-        case Command::Write:
-            return std::max(u32_at(4), cmd == Command::Write ? u32_at(36) : 0);
-        case Command::Ioctl:
-            return std::max(u32_at(28), u32_at(44));
-        case Command::QueryDirectory:
-            return u32_at(28);
-        case Command::ChangeNotify:
-            return u32_at(4);
-        case Command::QueryInfo:
-            return u32_at(4);
-        case Command::SetInfo:
-            return u32_at(4);
-        default:
-            return 0;
-    }
-}
-
 Status Connection::verify_signature(auth::Signer& signer, Bytes elem, const Header& hdr) {
     // The frame buffer is ours: zero the signature in place to compute, then restore it.
     auto* p = const_cast<std::byte*>(elem.data()) + kSignatureOffset;
@@ -266,47 +240,8 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
             seal_session_id = el.encrypt_session_id;
             break;
         }
-    for (auto& el : out) {
-        // Spliced READ data whose bytes are needed after all (signing, encryption, a compound
-        // the dispatcher did not foresee) is read out of its pipe first.
-        if (el.spliced && (seal_with || el.sign || out.size() > 1)) {
-            if (!el.spliced.copy_out(el.data)) {
-                log_error("conn ", id, " ", transport->peer(), ": reading a READ's pipe failed");
-                out.clear();
-                close("pipe read failed");
-                co_return;
-            }
-            el.spliced.reset();
-        }
-    }
-    for (size_t i = 0; i < out.size(); ++i) {
-        auto& el = out[i];
-        bool last = i + 1 == out.size();
-        if (!last) {
-            if (el.data) {  // data of a non-final element is copied in: it must be followed
-                el.bytes.insert(el.bytes.end(), el.data.span().begin(), el.data.span().end());
-                el.data.reset();
-            }
-            // MS-SMB2 3.3.4.1.3: each response in a chain is 8-byte aligned.
-            el.bytes.resize((el.bytes.size() + 7) & ~size_t(7));
-            store_le32(el.bytes.data() + kNextCommandOffset, uint32_t(el.bytes.size()));
-        } else if (out.size() > 1 && !el.data) {
-            el.bytes.resize((el.bytes.size() + 7) & ~size_t(7));
-        }
-        auth::Signer* signer = el.signer.get();
-        if (!seal_with && el.sign && signer) {
-            // MS-SMB2 3.3.4.1.1: signature over the whole element including its padding.
-            uint32_t f = load_le32(el.bytes.data() + kFlagsOffset) | flags::kSigned;
-            store_le32(el.bytes.data() + kFlagsOffset, f);
-            std::memset(el.bytes.data() + kSignatureOffset, 0, 16);
-            std::vector<Bytes> frags{Bytes(el.bytes)};
-            if (el.data) frags.push_back(el.data.span());
-            uint64_t mid = load_le64(el.bytes.data() + 24);
-            auto sig = signer->sign(frags, mid, true, false);
-            std::memcpy(el.bytes.data() + kSignatureOffset, sig.data(), 16);
-        }
-        if (el.on_response) el.on_response(Bytes(el.bytes));
-    }
+    if (!data_to_memory_where_needed(out, seal_with != nullptr)) co_return;
+    chain_and_sign(out, seal_with != nullptr);
     std::array<std::byte, TransformHeader::kSize> transform{};
     std::vector<Bytes> frags;
     frags.reserve(out.size() * 2 + 1);
@@ -316,29 +251,73 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
         plain.reserve(out.size() * 2);
         for (auto& el : out) {
             plain.push_back(MutableBytes(el.bytes));
-            if (el.data) plain.push_back(el.data.span());
+            if (el.data) plain.push_back(el.data.writable_bytes());
         }
         if (auto st = seal_with->seal(seal_session_id, plain, transform); !st) {
-            log_error("conn ", id, " ", transport->peer(), ": cannot encrypt a response (",
-                      status_name(st.status()), ")");
+            log.error("cannot encrypt a response (", status_name(st.status()), ")");
             out.clear();
             close("encryption failed");
             co_return;
         }
         frags.push_back(Bytes(transform));
     }
-    for (auto& el : out) {
+    // Only the last element can still carry its data as a payload (chain_and_sign copied the
+    // others' into their element).
+    for (auto& el : out)
         frags.push_back(Bytes(el.bytes));
-        if (el.data) frags.push_back(el.data.span());
-    }
-    // Only a lone element can carry a pipe here (see above).
-    Status st;
-    if (out.back().spliced)
-        st = co_await transport->send_with_pipe(frags, out.back().spliced);
-    else
-        st = co_await transport->send(frags);
+    Payload tail = std::move(out.back().data);
+    Status st = co_await transport->send(frags, tail);
     out.clear();
     if (!st) close("send failed");
+}
+
+bool Connection::data_to_memory_where_needed(std::vector<ResponseElement>& out, bool sealed) {
+    // The edge of the data path: data the transport cannot carry as it is, or whose bytes are
+    // needed here (signing, encryption, a compound), becomes a pool buffer, once.
+    const PayloadKinds carried = transport->carries();
+    for (auto& el : out) {
+        if (!el.data || el.data.kind() == PayloadKind::Memory) continue;
+        if (!sealed && !el.sign && out.size() == 1 && carried.has(el.data.kind())) continue;
+        if (!el.data.make_memory(server.buffers)) {
+            log.error("reading a response's data failed");
+            out.clear();
+            close("response data unreadable");
+            return false;
+        }
+    }
+    return true;
+}
+
+void Connection::chain_and_sign(std::vector<ResponseElement>& out, bool sealed) {
+    for (size_t i = 0; i < out.size(); ++i) {
+        auto& el = out[i];
+        bool last = i + 1 == out.size();
+        if (!last) {
+            if (el.data) {  // data of a non-final element is copied in: it must be followed
+                auto d = el.data.bytes();
+                el.bytes.insert(el.bytes.end(), d.begin(), d.end());
+                el.data = {};
+            }
+            // MS-SMB2 3.3.4.1.3: each response in a chain is 8-byte aligned.
+            el.bytes.resize((el.bytes.size() + 7) & ~size_t(7));
+            store_le32(el.bytes.data() + kNextCommandOffset, uint32_t(el.bytes.size()));
+        } else if (out.size() > 1 && !el.data) {
+            el.bytes.resize((el.bytes.size() + 7) & ~size_t(7));
+        }
+        auth::Signer* signer = el.signer.get();
+        if (!sealed && el.sign && signer) {
+            // MS-SMB2 3.3.4.1.1: signature over the whole element including its padding.
+            uint32_t f = load_le32(el.bytes.data() + kFlagsOffset) | flags::kSigned;
+            store_le32(el.bytes.data() + kFlagsOffset, f);
+            std::memset(el.bytes.data() + kSignatureOffset, 0, 16);
+            std::vector<Bytes> frags{Bytes(el.bytes)};
+            if (el.data) frags.push_back(el.data.bytes());
+            uint64_t mid = load_le64(el.bytes.data() + 24);
+            auto sig = signer->sign(frags, mid, true, false);
+            std::memcpy(el.bytes.data() + kSignatureOffset, sig.data(), 16);
+        }
+        if (el.on_response) el.on_response(Bytes(el.bytes));
+    }
 }
 
 bool Connection::signs_response(const RequestContext& ctx, const Header& req) {
@@ -349,11 +328,14 @@ bool Connection::signs_response(const RequestContext& ctx, const Header& req) {
            (req.is_signed() || ctx.session->signing_required || ctx.force_sign);
 }
 
-bool Connection::response_data_unread(const RequestContext& ctx, const FrameState& fs) const {
-    if (!transport->splices() || fs.compound || signs_response(ctx, ctx.header)) return false;
+PayloadKinds Connection::reply_data_kinds(const RequestContext& ctx, const FrameState& fs) const {
+    // Bytes that are signed, sealed or copied into a compound response must be in memory; only
+    // a lone, clear, unsigned response may carry what the transport sends without reading it.
+    if (fs.compound || signs_response(ctx, ctx.header)) return PayloadKind::Memory;
     ResponseElement probe;
     choose_encryption(probe, ctx, fs);
-    return !probe.encrypt_with;
+    if (probe.encrypt_with) return PayloadKind::Memory;
+    return transport->carries() | PayloadKind::Memory;
 }
 
 void Connection::choose_encryption(ResponseElement& el, const RequestContext& ctx,
@@ -368,8 +350,7 @@ void Connection::choose_encryption(ResponseElement& el, const RequestContext& ct
     }
     const auto& s = ctx.session;
     if (!s || !ctx.channel_encryption) return;
-    if (ctx.header.command == Command::Negotiate || ctx.header.command == Command::SessionSetup)
-        return;
+    if (handler_for(ctx.header.command).answers_clear_request_clear) return;
     if (s->encrypt_data || (ctx.tree && ctx.tree->encrypt_data)) {
         el.encrypt_with = ctx.channel_encryption;
         el.encrypt_session_id = s->id;
@@ -477,7 +458,7 @@ asio::awaitable<Status> Connection::go_async(RequestContext& ctx) {
     auto it = frame_of_.find(&ctx);
     if (it == frame_of_.end()) co_return Status{};
     FrameState& fs = *it->second;
-    if (fs.more_elements && ctx.header.command != Command::Create) {
+    if (fs.more_elements && !handler_for(ctx.header.command).async_inside_compound) {
         // Going async here would hold back the rest of the compound behind an open-ended wait.
         log_debug("conn ", id, ": ", command_name(ctx.header.command),
                   " in the middle of a compound cannot go async");
@@ -570,10 +551,13 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame, uint64_t count
         close("malformed compound");
         co_return;
     }
-    // The READ responses this frame will hold count from now on (the WRITE data is in the frame).
-    for (Bytes elem : *elems)
-        if (elem.size() >= kHeaderSize && load_le16(elem.data() + 12) == uint16_t(Command::Read))
-            add_weight(fs, charge_payload(Command::Read, elem));
+    // The data the responses of this frame will carry counts from now on (the WRITE data is in
+    // the frame).
+    for (Bytes elem : *elems) {
+        if (elem.size() < kHeaderSize) continue;
+        const HandlerInfo& info = handler_for(Command(load_le16(elem.data() + 12)));
+        if (info.returns_data && info.payload_size) add_weight(fs, info.payload_size(elem));
+    }
     fs.compound = elems->size() > 1;
     ChainState chain;
     std::vector<std::unique_ptr<Header>> headers;
@@ -603,164 +587,29 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame, uint64_t count
     co_await flush(fs);
 }
 
+// The stages of one request element: admit (framing rules, CANCEL, sequence window and credit
+// charge), begin (ids of a related chain, cancellation state), authenticate (session state,
+// signature, encryption), resolve the tree, dispatch to the handler, respond.
 asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, Header& hdr,
                                                   ChainState& chain) {
-    if (hdr.is_response()) {
-        close("response flag on a request");
-        co_return;
-    }
-    // CANCEL (MS-SMB2 3.3.5.16): no credits, no window check, never a response.
-    if (hdr.command == Command::Cancel) {
-        std::shared_ptr<PendingRequest> target;
-        if (hdr.is_async()) {
-            auto it = pending_by_aid_.find(hdr.async_id);
-            if (it != pending_by_aid_.end()) target = it->second;
-        } else {
-            auto it = pending_by_mid_.find(hdr.message_id);
-            if (it != pending_by_mid_.end()) target = it->second;
-        }
-        if (target) target->cancel();
-        co_return;
-    }
-    if (!negotiated() && hdr.command != Command::Negotiate) {
-        close("request before NEGOTIATE");
-        co_return;
-    }
-    // Sequence window and credit charge (MS-SMB2 3.3.5.2.3, 3.3.5.2.5).
-    uint16_t charge = state.supports_multi_credit ? hdr.credit_charge : 1;
-    if (!credits.consume(hdr.message_id, charge)) {
-        log_info("conn ", id, " ", transport->peer(), ": MessageId ", hdr.message_id,
-                 " outside the sequence window");
-        close("invalid message id");
-        co_return;
-    }
-    NtStatus status = NtStatus::Success;
-    uint64_t payload = charge_payload(hdr.command, elem);
-    if (state.supports_multi_credit) {
-        uint64_t need = payload ? (payload - 1) / 65536 + 1 : 1;
-        if ((hdr.credit_charge == 0 && payload > 65536) ||
-            (hdr.credit_charge != 0 && need > hdr.credit_charge))
-            status = NtStatus::InvalidParameter;
-    }
+    auto admitted = admit(hdr, elem);
+    if (!admitted) co_return;  // answered without a response (CANCEL) or the connection closed
+    NtStatus status = *admitted;
 
     ByteVector out(kHeaderSize);
     RequestContext ctx(*this, server, hdr, elem, out);
-    ctx.request_encrypted = fs.transform_session != nullptr;
-    ctx.pending = std::make_shared<PendingRequest>();
-    ctx.pending->message_id = hdr.message_id;
-    pending_by_mid_[hdr.message_id] = ctx.pending;
-
-    // Related compound elements inherit ids from the previous element (3.3.5.2.7.2).
-    ctx.session_id = hdr.session_id;
-    ctx.tree_id = hdr.tree_id;
-    if (hdr.is_related()) {
-        if (!chain.valid) {
-            status = NtStatus::InvalidParameter;  // first element marked related
-        } else {
-            ctx.session_id = chain.session_id;
-            ctx.tree_id = chain.tree_id;
-            ctx.related_file_id = chain.file_id;
-            ctx.related_create_status = chain.failed_create_status;
-        }
-    }
+    begin_request(ctx, fs, chain, status);
 
     const HandlerInfo& info = handler_for(hdr.command);
     if (status == NtStatus::Success && !info.fn) status = NtStatus::InvalidParameter;
-
-    // Session (3.3.5.2.9) and signature (3.3.5.2.4).
-    if (status == NtStatus::Success && (info.needs_session || ctx.session_id != 0) &&
-        hdr.command != Command::Negotiate) {
-        Channel* ch = channel(ctx.session_id);
-        if (!ch) {
-            if (info.needs_session) {
-                status = NtStatus::UserSessionDeleted;
-                // A session of another connection (a channel that was never bound here) named
-                // in a request signed with its Session.SigningKey: the answer is signed with
-                // it, as Windows and Samba do; clients take USER_SESSION_DELETED only with the
-                // SIGNED flag when they signed (smbtorture smb2.session.bind2). A request that
-                // proves no key gets an unsigned answer.
-                // Likewise for a session that ended (LOGOFF or a failed re-authentication on
-                // another channel) named with this connection's channel key: Windows and Samba
-                // sign that USER_SESSION_DELETED with it (smb2.session.bind_invalid_auth).
-                auto gone = channels.find(ctx.session_id);
-                if (hdr.is_signed() && gone != channels.end()) {
-                    if (gone->second.signer && verify_signature(*gone->second.signer, elem, hdr)) {
-                        ctx.session = gone->second.session;
-                        ctx.channel_signer = gone->second.signer;
-                    }
-                } else if (hdr.is_signed()) {
-                    auto s = server.sessions.find(ctx.session_id);
-                    auto signer =
-                        s && s->state == Session::State::Valid ? s->session_signer() : nullptr;
-                    if (signer && verify_signature(*signer, elem, hdr))
-                        ctx.response_signer = std::move(signer);
-                }
-            }
-        } else {
-            const std::shared_ptr<Session>& s = ch->session;
-            ctx.session = s;
-            ctx.channel_signer = ch->signer;
-            ctx.channel_encryption = ch->encryption;
-            if (s->state == Session::State::Expired && hdr.command != Command::SessionSetup &&
-                hdr.command != Command::Logoff && hdr.command != Command::Close &&
-                hdr.command != Command::Lock)
-                status = NtStatus::NetworkSessionExpired;
-            else if (s->state == Session::State::InProgress &&
-                     hdr.command != Command::SessionSetup && info.needs_session)
-                status = NtStatus::UserSessionDeleted;
-            else if (s->state == Session::State::Valid) {
-                if (ctx.request_encrypted) {
-                    // MS-SMB2 3.3.5.2.4: an encrypted request is not verified; every element
-                    // of it belongs to the TRANSFORM's session (3.3.5.2.1.1).
-                    if (s != fs.transform_session) {
-                        log_info("conn ", id, " ", transport->peer(), ": encrypted ",
-                                 command_name(hdr.command), " for another session");
-                        status = NtStatus::AccessDenied;
-                    }
-                } else if (s->reject_unencrypted) {
-                    // MS-SMB2 3.3.5.2.9: the session requires encryption.
-                    log_info("conn ", id, " ", transport->peer(), ": unencrypted ",
-                             command_name(hdr.command), " on a session that requires encryption");
-                    status = NtStatus::AccessDenied;
-                } else if (hdr.is_signed()) {
-                    // MS-SMB2 3.3.5.2.4: verified with this channel's Channel.SigningKey.
-                    if (!ch->signer || !verify_signature(*ch->signer, elem, hdr)) {
-                        log_info("conn ", id, " ", transport->peer(), ": bad signature on ",
-                                 command_name(hdr.command));
-                        status = NtStatus::AccessDenied;
-                    }
-                } else if (s->signing_required && hdr.command != Command::Echo &&
-                           hdr.command != Command::OplockBreak) {
-                    log_info("conn ", id, " ", transport->peer(), ": unsigned ",
-                             command_name(hdr.command), " on a session that requires signing");
-                    status = NtStatus::AccessDenied;
-                }
-            }
-        }
-    }
-    if (status == NtStatus::Success && info.needs_tree) {
-        ctx.tree = ctx.session ? ctx.session->find_tree(ctx.tree_id) : nullptr;
-        if (!ctx.tree) {
-            status = NtStatus::NetworkNameDeleted;
-        } else if (ctx.tree->reject_unencrypted && !ctx.request_encrypted) {
-            // MS-SMB2 3.3.5.2.11: the share requires encryption.
-            log_info("conn ", id, " ", transport->peer(), ": unencrypted ",
-                     command_name(hdr.command), " on [", ctx.tree->share->config.name,
-                     "], which requires encryption");
-            status = NtStatus::AccessDenied;
-        }
-    }
+    if (status == NtStatus::Success) status = authenticate(ctx, info, fs);
+    if (status == NtStatus::Success) status = resolve_tree(ctx, info);
 
     // An element refused before its handler ran (first element related, unknown session or tree,
     // bad signature) leaves nothing for the elements related to it: they fail with
     // STATUS_INVALID_PARAMETER (smbtorture smb2.compound.invalid1, invalid2, related9).
     const bool dispatched = status == NtStatus::Success;
-    if (status == NtStatus::Success) {
-        ctx.data_may_be_spliced = hdr.command == Command::Read && response_data_unread(ctx, fs);
-        frame_of_[&ctx] = &fs;
-        status = co_await info.fn(ctx);
-        frame_of_.erase(&ctx);
-    }
+    if (dispatched) status = co_await dispatch(ctx, info, fs);
     pending_by_mid_.erase(hdr.message_id);
     if (ctx.pending->async_id) pending_by_aid_.erase(ctx.pending->async_id);
 
@@ -772,20 +621,187 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
         if (ctx.disconnect_after) close("protocol violation");
         co_return;
     }
+    respond(fs, ctx, info, out, status);
+    pass_on_chain(chain, ctx, info, status, dispatched);
+    if (ctx.disconnect_after) {
+        co_await flush(fs);
+        close("disconnect requested by handler");
+    }
+}
 
+std::optional<NtStatus> Connection::admit(const Header& hdr, Bytes elem) {
+    if (hdr.is_response()) {
+        close("response flag on a request");
+        return std::nullopt;
+    }
+    // CANCEL (MS-SMB2 3.3.5.16): no credits, no window check, never a response.
+    if (hdr.command == Command::Cancel) {
+        cancel_request(hdr);
+        return std::nullopt;
+    }
+    if (!negotiated() && hdr.command != Command::Negotiate) {
+        close("request before NEGOTIATE");
+        return std::nullopt;
+    }
+    // Sequence window and credit charge (MS-SMB2 3.3.5.2.3, 3.3.5.2.5).
+    uint16_t charge = state.supports_multi_credit ? hdr.credit_charge : 1;
+    if (!credits.consume(hdr.message_id, charge)) {
+        log.info("MessageId ", hdr.message_id, " outside the sequence window");
+        close("invalid message id");
+        return std::nullopt;
+    }
+    if (state.supports_multi_credit) {
+        const HandlerInfo& info = handler_for(hdr.command);
+        uint64_t payload = info.payload_size ? info.payload_size(elem) : 0;
+        uint64_t need = payload ? (payload - 1) / 65536 + 1 : 1;
+        if ((hdr.credit_charge == 0 && payload > 65536) ||
+            (hdr.credit_charge != 0 && need > hdr.credit_charge))
+            return NtStatus::InvalidParameter;
+    }
+    return NtStatus::Success;
+}
+
+void Connection::cancel_request(const Header& hdr) {
+    std::shared_ptr<PendingRequest> target;
+    if (hdr.is_async()) {
+        auto it = pending_by_aid_.find(hdr.async_id);
+        if (it != pending_by_aid_.end()) target = it->second;
+    } else {
+        auto it = pending_by_mid_.find(hdr.message_id);
+        if (it != pending_by_mid_.end()) target = it->second;
+    }
+    if (target) target->cancel();
+}
+
+void Connection::begin_request(RequestContext& ctx, const FrameState& fs, const ChainState& chain,
+                               NtStatus& status) {
+    const Header& hdr = ctx.header;
+    ctx.request_encrypted = fs.transform_session != nullptr;
+    ctx.pending = std::make_shared<PendingRequest>();
+    ctx.pending->message_id = hdr.message_id;
+    pending_by_mid_[hdr.message_id] = ctx.pending;
+
+    // Related compound elements inherit ids from the previous element (3.3.5.2.7.2).
+    ctx.session_id = hdr.session_id;
+    ctx.tree_id = hdr.tree_id;
+    if (!hdr.is_related()) return;
+    if (!chain.valid) {
+        if (status == NtStatus::Success) status = NtStatus::InvalidParameter;  // first related
+        return;
+    }
+    ctx.session_id = chain.session_id;
+    ctx.tree_id = chain.tree_id;
+    ctx.related_file_id = chain.file_id;
+    ctx.related_create_status = chain.failed_create_status;
+}
+
+// Session (MS-SMB2 3.3.5.2.9) and signature (3.3.5.2.4).
+NtStatus Connection::authenticate(RequestContext& ctx, const HandlerInfo& info,
+                                  const FrameState& fs) {
+    const Header& hdr = ctx.header;
+    if (!info.looks_up_session || (!info.needs_session && ctx.session_id == 0))
+        return NtStatus::Success;
+    Channel* ch = channel(ctx.session_id);
+    if (!ch) {
+        if (!info.needs_session) return NtStatus::Success;
+        sign_answer_for_unknown_session(ctx);
+        return NtStatus::UserSessionDeleted;
+    }
+    const std::shared_ptr<Session>& s = ch->session;
+    ctx.session = s;
+    ctx.channel_signer = ch->signer;
+    ctx.channel_encryption = ch->encryption;
+    if (s->state == Session::State::Expired && !info.on_expired_session)
+        return NtStatus::NetworkSessionExpired;
+    if (s->state == Session::State::InProgress && info.needs_session)
+        return NtStatus::UserSessionDeleted;
+    if (s->state != Session::State::Valid) return NtStatus::Success;
+    if (ctx.request_encrypted) {
+        // MS-SMB2 3.3.5.2.4: an encrypted request is not verified; every element of it belongs
+        // to the TRANSFORM's session (3.3.5.2.1.1).
+        if (s == fs.transform_session) return NtStatus::Success;
+        log.info("encrypted ", command_name(hdr.command), " for another session");
+        return NtStatus::AccessDenied;
+    }
+    if (s->reject_unencrypted) {
+        // MS-SMB2 3.3.5.2.9: the session requires encryption.
+        log.info("unencrypted ", command_name(hdr.command),
+                 " on a session that requires encryption");
+        return NtStatus::AccessDenied;
+    }
+    if (hdr.is_signed()) {
+        // MS-SMB2 3.3.5.2.4: verified with this channel's Channel.SigningKey.
+        if (ch->signer && verify_signature(*ch->signer, ctx.msg, hdr)) return NtStatus::Success;
+        log.info("bad signature on ", command_name(hdr.command));
+        return NtStatus::AccessDenied;
+    }
+    if (s->signing_required && !info.may_be_unsigned) {
+        log.info("unsigned ", command_name(hdr.command), " on a session that requires signing");
+        return NtStatus::AccessDenied;
+    }
+    return NtStatus::Success;
+}
+
+void Connection::sign_answer_for_unknown_session(RequestContext& ctx) {
+    // A session of another connection (a channel that was never bound here) named in a request
+    // signed with its Session.SigningKey: the answer is signed with it, as Windows and Samba do;
+    // clients take USER_SESSION_DELETED only with the SIGNED flag when they signed (smbtorture
+    // smb2.session.bind2). A request that proves no key gets an unsigned answer.
+    // Likewise for a session that ended (LOGOFF or a failed re-authentication on another
+    // channel) named with this connection's channel key: Windows and Samba sign that
+    // USER_SESSION_DELETED with it (smb2.session.bind_invalid_auth).
+    const Header& hdr = ctx.header;
+    if (!hdr.is_signed()) return;
+    auto gone = channels.find(ctx.session_id);
+    if (gone != channels.end()) {
+        if (gone->second.signer && verify_signature(*gone->second.signer, ctx.msg, hdr)) {
+            ctx.session = gone->second.session;
+            ctx.channel_signer = gone->second.signer;
+        }
+        return;
+    }
+    auto s = server.sessions.find(ctx.session_id);
+    auto signer = s && s->state == Session::State::Valid ? s->session_signer() : nullptr;
+    if (signer && verify_signature(*signer, ctx.msg, hdr)) ctx.response_signer = std::move(signer);
+}
+
+// The tree connect (MS-SMB2 3.3.5.2.11).
+NtStatus Connection::resolve_tree(RequestContext& ctx, const HandlerInfo& info) {
+    if (!info.needs_tree) return NtStatus::Success;
+    ctx.tree = ctx.session ? ctx.session->find_tree(ctx.tree_id) : nullptr;
+    if (!ctx.tree) return NtStatus::NetworkNameDeleted;
+    if (ctx.tree->reject_unencrypted && !ctx.request_encrypted) {
+        // MS-SMB2 3.3.5.2.11: the share requires encryption.
+        log.info("unencrypted ", command_name(ctx.header.command), " on [",
+                 ctx.tree->share->config.name, "], which requires encryption");
+        return NtStatus::AccessDenied;
+    }
+    return NtStatus::Success;
+}
+
+asio::awaitable<NtStatus> Connection::dispatch(RequestContext& ctx, const HandlerInfo& info,
+                                               FrameState& fs) {
+    if (info.returns_data) ctx.reply_data_kinds = reply_data_kinds(ctx, fs);
+    frame_of_[&ctx] = &fs;
+    NtStatus status = co_await info.fn(ctx);
+    frame_of_.erase(&ctx);
+    co_return status;
+}
+
+void Connection::respond(FrameState& fs, RequestContext& ctx, const HandlerInfo& info,
+                         ByteVector& out, NtStatus status) {
+    const Header& hdr = ctx.header;
     // Decide before `out` moves into the element: body_written() looks at it.
     bool keep_body =
-        ctx.body_written() && (!is_error(status) || status == NtStatus::MoreProcessingRequired ||
-                               hdr.command == Command::Ioctl);
+        ctx.body_written() &&
+        (!is_error(status) || status == NtStatus::MoreProcessingRequired || info.body_on_error);
     ResponseElement el;
     el.bytes = std::move(out);
     if (!keep_body) {
         write_error_body(el.bytes, ctx.error_context_count, ctx.error_data);
-        ctx.data_fragment.reset();
-        ctx.spliced_data.reset();
+        ctx.reply_data = {};
     }
-    el.data = std::move(ctx.data_fragment);
-    el.spliced = std::move(ctx.spliced_data);
+    el.data = std::move(ctx.reply_data);
     bool async = ctx.is_async();
     uint16_t granted = async ? 0 : grant_credits(hdr);
     uint64_t sid = ctx.response_session_id.value_or(ctx.session_id);
@@ -805,12 +821,15 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     choose_encryption(el, ctx, fs);
     el.on_response = std::move(ctx.on_response);
     fs.out.push_back(std::move(el));
+}
 
-    // What the next (related) element inherits (MS-SMB2 3.3.5.2.7.2).
-    chain.session_id = sid;
-    chain.tree_id = tid;
+// What the next (related) element inherits (MS-SMB2 3.3.5.2.7.2).
+void Connection::pass_on_chain(ChainState& chain, const RequestContext& ctx,
+                               const HandlerInfo& info, NtStatus status, bool dispatched) {
+    chain.session_id = ctx.response_session_id.value_or(ctx.session_id);
+    chain.tree_id = ctx.response_tree_id.value_or(ctx.tree_id);
     chain.valid = dispatched;
-    if (hdr.command == Command::Create) {
+    if (info.opens_file) {
         chain.file_id = ctx.created_file_id;
         chain.failed_create_status =
             ctx.created_file_id ? std::nullopt : std::optional<NtStatus>(status);
@@ -818,11 +837,7 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
         // A related element passes on the chain's file (or the one it used); an unrelated one
         // starts over with the file it named, none if it named no open (smb2.compound.invalid3).
         chain.file_id = ctx.related_file_id;
-        if (!hdr.is_related()) chain.failed_create_status.reset();
-    }
-    if (ctx.disconnect_after) {
-        co_await flush(fs);
-        close("disconnect requested by handler");
+        if (!ctx.header.is_related()) chain.failed_create_status.reset();
     }
 }
 

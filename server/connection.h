@@ -57,11 +57,8 @@ class Connection final : public ConnectionState, public std::enable_shared_from_
 
   private:
     struct ResponseElement {
-        protocol::ByteVector bytes;  // header + body
-        PoolBuffer data;             // optional gather fragment (READ data)
-        // Instead of `data`: READ data in a pipe, sent by the transport without a copy
-        // (RequestContext::data_may_be_spliced says when).
-        io::SplicePipe spliced;
+        protocol::ByteVector bytes;            // header + body
+        Payload data;                          // READ data, sent after the body (server/payload.h)
         std::shared_ptr<auth::Signer> signer;  // the channel's, or RequestContext::response_signer
         bool sign = false;
         // The EncryptionKey (and its session) that seals the message this element goes out in
@@ -118,9 +115,28 @@ class Connection final : public ConnectionState, public std::enable_shared_from_
     // Whether the response to this request is signed (MS-SMB2 3.3.4.1.1), as far as known so far
     // (before the handler runs, it may still set force_sign).
     static bool signs_response(const RequestContext& ctx, const protocol::Header& req);
-    // Whether nothing will need the response's data bytes in user space: a transport that
-    // splices, no compound, not signed, not encrypted (RequestContext::data_may_be_spliced).
-    bool response_data_unread(const RequestContext& ctx, const FrameState& fs) const;
+    // The payload kinds the response to this request may carry as they are (the rest is made
+    // Memory at the edge): RequestContext::reply_data_kinds.
+    PayloadKinds reply_data_kinds(const RequestContext& ctx, const FrameState& fs) const;
+    // flush(): data that must be in memory made so (false: the connection was closed), then the
+    // elements of a compound chained and each signed as needed.
+    bool data_to_memory_where_needed(std::vector<ResponseElement>& out, bool sealed);
+    void chain_and_sign(std::vector<ResponseElement>& out, bool sealed);
+
+    // The stages of process_element.
+    std::optional<NtStatus> admit(const protocol::Header& hdr, protocol::Bytes elem);
+    void cancel_request(const protocol::Header& hdr);
+    void begin_request(RequestContext& ctx, const FrameState& fs, const ChainState& chain,
+                       NtStatus& status);
+    NtStatus authenticate(RequestContext& ctx, const HandlerInfo& info, const FrameState& fs);
+    void sign_answer_for_unknown_session(RequestContext& ctx);
+    NtStatus resolve_tree(RequestContext& ctx, const HandlerInfo& info);
+    asio::awaitable<NtStatus> dispatch(RequestContext& ctx, const HandlerInfo& info,
+                                       FrameState& fs);
+    void respond(FrameState& fs, RequestContext& ctx, const HandlerInfo& info,
+                 protocol::ByteVector& out, NtStatus status);
+    static void pass_on_chain(ChainState& chain, const RequestContext& ctx, const HandlerInfo& info,
+                              NtStatus status, bool dispatched);
 
     bool closed_ = false;
     std::chrono::steady_clock::time_point last_activity_;

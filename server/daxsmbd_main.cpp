@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
             }
             if (sig == SIGUSR1) {
                 // The proof that DAX served I/O (README "DAX").
-                log_info(daxsmbd::dax::Stats::global().snapshot().to_string());
+                log_info(server.dax_maps.stats().snapshot().to_string());
                 continue;
             }
             log_info("signal ", sig, ": stopping");
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
     });
     server.run();
     sig_thread.join();
-    log_info(daxsmbd::dax::Stats::global().snapshot().to_string());
+    log_info(server.dax_maps.stats().snapshot().to_string());
     log_info("daxsmbd stopped");
     return 0;
 }

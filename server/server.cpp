@@ -14,6 +14,7 @@
 #include "server/io/block_path.h"
 #include "server/io/uring_engine.h"
 #include "server/log.h"
+#include "server/notify/watcher.h"
 #include "server/state/file_table.h"
 #include "server/vfs/fs_credentials.h"
 #include "server/vfs/share_root.h"
@@ -61,8 +62,8 @@ Server::Server(Config config)
     dax_maps.set_cache_limits(dax::MapCacheLimits{config_.global.dax_map_cache_files,
                                                   config_.global.dax_map_cache_bytes});
     // A file this server deletes or replaces leaves the map cache at once.
-    unlink_listener_ = FileTable::global().add_unlink_listener(
-        [this](const FileKey& k) { dax_maps.forget(k.device, k.inode); });
+    unlink_listener_ =
+        files.add_unlink_listener([this](const FileKey& k) { dax_maps.forget(k.device, k.inode); });
     std::random_device rd;
     for (auto& b : guid_)
         b = std::byte(rd());
@@ -70,7 +71,7 @@ Server::Server(Config config)
 }
 
 Server::~Server() {
-    FileTable::global().remove_unlink_listener(unlink_listener_);
+    files.remove_unlink_listener(unlink_listener_);
     stop();
     for (auto& t : threads_)
         if (t.joinable()) t.join();
@@ -237,6 +238,7 @@ bool Server::start(std::string* error) {
         loops_.push_back(std::make_unique<asio::io_context>(1));
     io::EngineOptions eo;
     eo.blocking_pool = &pool_;
+    eo.buffers = &buffers;
     for (auto& sh : shares_) {
         eo.sqpoll = eo.sqpoll || sh->config.io_sqpoll;
         eo.iopoll = eo.iopoll || sh->io_poll_usable;
@@ -247,6 +249,13 @@ bool Server::start(std::string* error) {
         if (i == 0) eo.sqpoll_attach_fd = engines_[0]->sqpoll_fd();
     }
 
+    if (!open_listeners(error)) return false;
+    for (auto& l : listeners_)
+        asio::co_spawn(*loops_[0], accept_loop(*l), asio::detached);
+    return true;
+}
+
+bool Server::open_listeners(std::string* error) {
     std::vector<std::string> addrs = config_.global.interfaces;
     if (addrs.empty()) addrs = {"0.0.0.0", "::"};
     for (auto port : config_.global.smb_ports) {
@@ -257,90 +266,88 @@ bool Server::start(std::string* error) {
                 *error = "interfaces: not an IP address: " + a;
                 return false;
             }
-            auto acc = std::make_unique<asio::ip::tcp::acceptor>(*loops_[0]);
-            asio::ip::tcp::endpoint ep(addr, port);
-            acc->open(ep.protocol(), ec);
-            if (!ec) acc->set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
-            if (!ec && addr.is_v6()) acc->set_option(asio::ip::v6_only(true), ec);
-            if (!ec) acc->bind(ep, ec);
-            if (!ec) acc->listen(asio::socket_base::max_listen_connections, ec);
-            if (ec) {
+            std::string why;
+            auto l =
+                TcpListener::open(*loops_[0], addr, port, limits_.max_message_size, buffers, &why);
+            if (!l) {
                 // An IPv6 wildcard on a host without IPv6 is not fatal when IPv4 is bound.
                 if (addr.is_v6() && config_.global.interfaces.empty()) continue;
-                *error =
-                    "cannot listen on " + a + " port " + std::to_string(port) + ": " + ec.message();
+                *error = "cannot listen on " + a + " port " + std::to_string(port) + ": " + why;
                 return false;
             }
-            if (!bound_port_) bound_port_ = acc->local_endpoint().port();
-            log_info("listening on ", a, " port ", acc->local_endpoint().port());
-            acceptors_.push_back(std::move(acc));
+            if (!bound_port_) bound_port_ = (*l)->port();
+            log_info("listening on ", a, " port ", (*l)->port());
+            listeners_.push_back(std::move(*l));
         }
     }
-    for (size_t i = 0; i < acceptors_.size(); ++i)
-        accept_next(i);
     return true;
 }
 
-void Server::accept_next(size_t li) {
-    auto& acc = *acceptors_[li];
-    size_t loop = next_loop_++ % loops_.size();
-    acc.async_accept(*loops_[loop], [this, li, loop](boost::system::error_code ec,
-                                                     asio::ip::tcp::socket sock) {
-        if (ec == asio::error::operation_aborted) return;
-        if (!ec) {
-            boost::system::error_code ec2;
-            auto ep = sock.remote_endpoint(ec2);
-            std::string addr = ec2 ? "?" : ep.address().to_string();
-            const char* refused_by = nullptr;
-            size_t limit = 0;
-            {
-                std::lock_guard lk(conn_mu_);
-                auto it = connections_per_address_.find(addr);
-                size_t from_addr = it == connections_per_address_.end() ? 0 : it->second;
-                if (connections_ >= limits_.max_connections) {
-                    refused_by = "max connections total";
-                    limit = limits_.max_connections;
-                } else if (from_addr >= limits_.max_connections_per_address) {
-                    refused_by = "max connections per address";
-                    limit = limits_.max_connections_per_address;
-                } else {
-                    ++connections_;
-                    ++connections_per_address_[addr];
-                }
-            }
-            if (refused_by) {
-                log_info("refusing connection from ", addr, ": limit '", refused_by, "' (", limit,
-                         ") reached");
-                sock.close(ec2);
-            } else {
-                auto t = std::make_unique<TcpTransport>(std::move(sock), limits_.max_message_size);
-                auto conn = std::make_shared<Connection>(*this, loops_[loop]->get_executor(),
-                                                         std::move(t), next_connection_id_++);
-                conn->io_engine = engines_[loop].get();
-                log_debug("conn ", conn->id, " ", conn->transport->peer(), ": accepted");
-                asio::co_spawn(loops_[loop]->get_executor(), conn->run(),
-                               [conn](std::exception_ptr e) {
-                                   if (e) {
-                                       try {
-                                           std::rethrow_exception(e);
-                                       } catch (const std::exception& x) {
-                                           log_error("conn ", conn->id, ": ", x.what());
-                                       }
-                                   }
-                                   conn->close("connection ended");
-                               });
-            }
-        } else {
-            log_error("accept: ", ec.message());
+asio::awaitable<void> Server::accept_loop(Listener& listener) {
+    for (;;) {
+        size_t loop = next_loop_++ % loops_.size();
+        auto t = co_await listener.accept(*loops_[loop]);
+        if (!t) {
+            if (t.status() == NtStatus::Cancelled) co_return;
+            continue;  // logged by the listener
         }
-        accept_next(li);
+        admit_connection(std::move(*t), loop);
+    }
+}
+
+void Server::admit_connection(std::unique_ptr<Transport> t, size_t loop) {
+    const std::string addr = t->peer_address();
+    const char* refused_by = nullptr;
+    size_t limit = 0;
+    {
+        std::lock_guard lk(conn_mu_);
+        auto it = connections_per_address_.find(addr);
+        size_t from_addr = it == connections_per_address_.end() ? 0 : it->second;
+        if (connections_ >= limits_.max_connections) {
+            refused_by = "max connections total";
+            limit = limits_.max_connections;
+        } else if (from_addr >= limits_.max_connections_per_address) {
+            refused_by = "max connections per address";
+            limit = limits_.max_connections_per_address;
+        } else {
+            ++connections_;
+            ++connections_per_address_[addr];
+        }
+    }
+    if (refused_by) {
+        log_info("refusing connection from ", addr, ": limit '", refused_by, "' (", limit,
+                 ") reached");
+        t->close();
+        return;
+    }
+    auto conn = std::make_shared<Connection>(*this, loops_[loop]->get_executor(), std::move(t),
+                                             next_connection_id_++);
+    conn->io_engine = engines_[loop].get();
+    conn->log.debug("accepted");
+    asio::co_spawn(loops_[loop]->get_executor(), conn->run(), [conn](std::exception_ptr e) {
+        if (e) {
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                conn->log.error(x.what());
+            }
+        }
+        conn->close("connection ended");
     });
+}
+
+notify::Watcher* Server::notify_watcher() {
+    std::call_once(notify_once_, [this] {
+        auto w = notify::Watcher::create();
+        if (w) notify_ = std::move(*w);
+    });
+    return notify_.get();
 }
 
 void Server::connection_closed(Connection& c) {
     std::lock_guard lk(conn_mu_);
     if (connections_) --connections_;
-    auto it = connections_per_address_.find(c.transport->peer_address());
+    auto it = connections_per_address_.find(c.peer_address());
     if (it != connections_per_address_.end() && it->second && --it->second == 0)
         connections_per_address_.erase(it);
 }

@@ -21,11 +21,15 @@
 #include "auth/gss_kerberos.h"
 #include "auth/userdb.h"
 #include "protocol/header.h"
+#include "server/buffer_pool.h"
 #include "server/config.h"
 #include "server/logon_throttle.h"
+#include "server/state/file_table.h"
+#include "server/state/lock_table.h"
 #include "server/state/open.h"
 #include "server/state/session.h"
 #include "server/state/share.h"
+#include "server/transport.h"
 
 namespace daxsmbd::server {
 
@@ -33,6 +37,9 @@ namespace asio = boost::asio;
 class Connection;
 namespace io {
 class Engine;
+}
+namespace notify {
+class Watcher;
 }
 
 // Abuse limits (architecture.md "Limits on everything a client can make the server hold"),
@@ -92,12 +99,28 @@ class Server {
     }
     LogonThrottle& logon_throttle() { return throttle_; }
 
+    // What every connection of this server shares, owned here (two servers in one process share
+    // nothing). Lock order, outermost first: OpenTable, FileTable, LockTable; BufferPool's lock
+    // is a leaf. `buffers` is declared first: everything below may hold its buffers.
+    BufferPool buffers;
+
+  private:
+    // Before the opens, whose change-notify entries it serves.
+    std::once_flag notify_once_;
+    std::unique_ptr<notify::Watcher> notify_;
+
+  public:
+    FileTable files;  // share modes, delete-on-close and oplocks of every open file
+    LockTable locks;  // byte-range locks
     SessionTable sessions;
     OpenTable opens;
     // One FileMap per open file on a DAX share, and those of recently closed files ("dax map
     // cache files"/"dax map cache size"; swept for deleted files every kDaxSweepInterval).
     dax::MapRegistry dax_maps;
     asio::thread_pool& pool() { return pool_; }
+    // The change-notify watcher (server/notify), made on first use; null when inotify is
+    // unavailable.
+    notify::Watcher* notify_watcher();
     // The io_uring engine of event loop `i` (tests look at its counters).
     io::Engine& engine(size_t i) { return *engines_.at(i); }
     size_t loop_count() const { return loops_.size(); }
@@ -110,7 +133,9 @@ class Server {
     BackpressureStats& backpressure() { return backpressure_; }
 
   private:
-    void accept_next(size_t listener);
+    asio::awaitable<void> accept_loop(Listener& listener);
+    void admit_connection(std::unique_ptr<Transport> transport, size_t loop);
+    bool open_listeners(std::string* error);
     void schedule_dax_sweep();
     void reload_users_if_changed();
     bool setup_dax(Share& share, std::string* error);
@@ -125,9 +150,9 @@ class Server {
     // One io_uring engine per loop (server/io), destroyed before the loops (declared after).
     std::vector<std::unique_ptr<io::Engine>> engines_;
     std::vector<std::thread> threads_;
-    std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
+    std::vector<std::unique_ptr<Listener>> listeners_;
     std::unique_ptr<asio::steady_timer> dax_sweep_timer_;  // on loop 0 (declared after loops_)
-    uint64_t unlink_listener_ = 0;                         // in FileTable::global()
+    uint64_t unlink_listener_ = 0;                         // in `files`
     BackpressureStats backpressure_;
     std::atomic<size_t> next_loop_{0};
     std::atomic<uint64_t> next_connection_id_{1};

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -15,16 +16,9 @@
 #include <optional>
 #include <vector>
 
-namespace daxsmbd::server {
+#include "server/log.h"
 
-asio::awaitable<Status> Transport::rdma_read(std::span<const RdmaDescriptor>,
-                                             std::span<std::byte>) {
-    co_return Error(NtStatus::NotSupported);
-}
-asio::awaitable<Status> Transport::rdma_write(std::span<const RdmaDescriptor>,
-                                              std::span<const std::byte>) {
-    co_return Error(NtStatus::NotSupported);
-}
+namespace daxsmbd::server {
 
 namespace {
 
@@ -37,13 +31,9 @@ std::optional<std::array<uint8_t, 4>> direct_tcp_header(size_t length) {
 
 }  // namespace
 
-asio::awaitable<Status> Transport::send_with_pipe(std::span<const protocol::Bytes> fragments,
-                                                  io::SplicePipe& tail) {
-    PoolBuffer copy;
-    if (!tail.copy_out(copy)) co_return Error(NtStatus::ConnectionDisconnected);
-    std::vector<protocol::Bytes> all(fragments.begin(), fragments.end());
-    all.push_back(copy.span());
-    co_return co_await send(all);
+asio::awaitable<Status> Transport::send(std::span<const protocol::Bytes> fragments) {
+    Payload none;
+    co_return co_await send(fragments, none);
 }
 
 asio::awaitable<void> AsyncMutex::lock() {
@@ -68,9 +58,10 @@ void AsyncMutex::unlock() {
     t->cancel();
 }
 
-TcpTransport::TcpTransport(asio::ip::tcp::socket socket, size_t max_message_size)
+TcpTransport::TcpTransport(asio::ip::tcp::socket socket, size_t max_message_size, BufferPool& pool)
     : socket_(std::move(socket)),
       max_message_size_(max_message_size),
+      pool_(pool),
       send_mutex_(socket_.get_executor()) {
     boost::system::error_code ec;
     auto ep = socket_.remote_endpoint(ec);
@@ -97,7 +88,7 @@ asio::awaitable<bool> TcpTransport::stage_at_least(size_t n) {
             const size_t got = co_await socket_.async_read_some(
                 asio::buffer(idle_buffer_), asio::redirect_error(asio::use_awaitable, ec));
             if (ec) co_return false;
-            stage_ = BufferPool::global().acquire(kStageSize);
+            stage_ = pool_.acquire(kStageSize);
             std::memcpy(stage_.data(), idle_buffer_.data(), got);
             stage_begin_ = 0;
             stage_end_ = got;
@@ -150,7 +141,7 @@ asio::awaitable<Result<PoolBuffer>> TcpTransport::receive() {
                 std::memmove(msg.data(), msg.data() + stage_begin_ + 4, len);
                 stage_begin_ = stage_end_ = 0;
             } else {
-                msg = BufferPool::global().acquire(len);
+                msg = pool_.acquire(len);
                 std::memcpy(msg.data(), stage_.data() + stage_begin_ + 4, len);
                 consume_staged(4 + len);
             }
@@ -160,7 +151,7 @@ asio::awaitable<Result<PoolBuffer>> TcpTransport::receive() {
 
         // A larger message gets its own buffer: what is staged of it is copied, the rest is
         // read into place.
-        auto buf = BufferPool::global().acquire(len);
+        auto buf = pool_.acquire(len);
         const size_t have = std::min(staged() - 4, len);
         std::memcpy(buf.data(), stage_.data() + stage_begin_ + 4, have);
         consume_staged(4 + have);
@@ -223,8 +214,21 @@ void TcpTransport::set_receive_low_watermark(size_t bytes) {
     low_watermark_ = size_t(v);
 }
 
-asio::awaitable<Status> TcpTransport::send(std::span<const protocol::Bytes> fragments) {
-    size_t total = 0;
+asio::awaitable<Status> TcpTransport::send(std::span<const protocol::Bytes> fragments,
+                                           Payload& tail) {
+    if (io::SplicePipe* pipe = tail.pipe()) {
+        co_await send_mutex_.lock();
+        const bool ok = co_await splice_message(fragments, *pipe);
+        send_mutex_.unlock();
+        if (!ok) co_return Error(NtStatus::ConnectionDisconnected);
+        co_return Status{};
+    }
+    co_return co_await send_gathered(fragments, tail.bytes());
+}
+
+asio::awaitable<Status> TcpTransport::send_gathered(std::span<const protocol::Bytes> fragments,
+                                                    std::span<const std::byte> tail) {
+    size_t total = tail.size();
     for (auto& f : fragments)
         total += f.size();
     const auto hdr = direct_tcp_header(total);
@@ -234,20 +238,12 @@ asio::awaitable<Status> TcpTransport::send(std::span<const protocol::Bytes> frag
     bufs.emplace_back(hdr->data(), hdr->size());
     for (auto& f : fragments)
         bufs.emplace_back(f.data(), f.size());
+    if (!tail.empty()) bufs.emplace_back(tail.data(), tail.size());
     co_await send_mutex_.lock();
     boost::system::error_code ec;
     co_await asio::async_write(socket_, bufs, asio::redirect_error(asio::use_awaitable, ec));
     send_mutex_.unlock();
     if (ec) co_return Error(NtStatus::ConnectionDisconnected);
-    co_return Status{};
-}
-
-asio::awaitable<Status> TcpTransport::send_with_pipe(std::span<const protocol::Bytes> fragments,
-                                                     io::SplicePipe& tail) {
-    co_await send_mutex_.lock();
-    const bool ok = co_await splice_message(fragments, tail);
-    send_mutex_.unlock();
-    if (!ok) co_return Error(NtStatus::ConnectionDisconnected);
     co_return Status{};
 }
 
@@ -325,6 +321,49 @@ void TcpTransport::close() {
     boost::system::error_code ec;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
     socket_.close(ec);
+}
+
+Result<std::unique_ptr<TcpListener>> TcpListener::open(asio::io_context& home,
+                                                       const asio::ip::address& address,
+                                                       uint16_t port, size_t max_message_size,
+                                                       BufferPool& pool, std::string* error) {
+    asio::ip::tcp::acceptor acc(home);
+    asio::ip::tcp::endpoint ep(address, port);
+    boost::system::error_code ec;
+    acc.open(ep.protocol(), ec);
+    if (!ec) acc.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+    if (!ec && address.is_v6()) acc.set_option(asio::ip::v6_only(true), ec);
+    if (!ec) acc.bind(ep, ec);
+    if (!ec) acc.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+        *error = ec.message();
+        return Error(NtStatus::InvalidParameter);
+    }
+    return std::unique_ptr<TcpListener>(new TcpListener(std::move(acc), max_message_size, pool));
+}
+
+asio::awaitable<Result<std::unique_ptr<Transport>>> TcpListener::accept(asio::io_context& loop) {
+    boost::system::error_code ec;
+    asio::ip::tcp::socket sock =
+        co_await acceptor_.async_accept(loop, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == asio::error::operation_aborted) co_return Error(NtStatus::Cancelled);
+    if (ec) {
+        log_error("accept: ", ec.message());
+        co_return Error(NtStatus::InsufficientResources);
+    }
+    co_return std::unique_ptr<Transport>(
+        std::make_unique<TcpTransport>(std::move(sock), max_message_size_, pool_));
+}
+
+uint16_t TcpListener::port() const {
+    boost::system::error_code ec;
+    auto ep = acceptor_.local_endpoint(ec);
+    return ec ? 0 : ep.port();
+}
+
+void TcpListener::close() {
+    boost::system::error_code ec;
+    acceptor_.close(ec);
 }
 
 }  // namespace daxsmbd::server

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <deque>
@@ -15,19 +16,11 @@
 #include "protocol/bytes.h"
 #include "server/buffer_pool.h"
 #include "server/io/splice_pipe.h"
+#include "server/payload.h"
 
 namespace daxsmbd::server {
 
 namespace asio = boost::asio;
-
-// SMB_DIRECT_BUFFER_DESCRIPTOR_V1 (MS-SMBD 2.2.3.1), as the transport needs it.
-struct RdmaDescriptor {
-    uint64_t offset = 0;
-    uint32_t token = 0;
-    uint32_t length = 0;
-};
-
-enum class TransportKind { Tcp, SmbDirect };
 
 class Transport {
   public:
@@ -36,24 +29,31 @@ class Transport {
     // ConnectionDisconnected on EOF/reset, InvalidParameter on a framing violation, and
     // BufferOverflow when the peer announces a message above the maximum size.
     virtual asio::awaitable<Result<PoolBuffer>> receive() = 0;
-    // Sends one message given as gather fragments; concurrent callers are serialised.
-    virtual asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments) = 0;
-    // Sends one message whose last fragment is the content of a pipe (file pages spliced into
-    // it, server/io/splice_pipe.h); the pipe is empty afterwards. A transport that can move the
-    // pipe into its connection without reading it says so in splices(); the default reads the
-    // pipe into a pool buffer and sends that (correct for any transport, no saving). On
-    // failure the connection's framing is broken: the caller closes it.
-    virtual bool splices() const { return false; }
-    virtual asio::awaitable<Status> send_with_pipe(std::span<const protocol::Bytes> fragments,
-                                                   io::SplicePipe& tail);
-    // SMB Direct only: RDMA READ from / RDMA WRITE to the peer's registered memory.
-    virtual asio::awaitable<Status> rdma_read(std::span<const RdmaDescriptor>,
-                                              std::span<std::byte>);
-    virtual asio::awaitable<Status> rdma_write(std::span<const RdmaDescriptor>,
-                                               std::span<const std::byte>);
-    virtual TransportKind kind() const = 0;
+    // The payload kinds send() takes as they are (server/payload.h); the caller turns any other
+    // kind into Memory first. Every transport carries Memory.
+    virtual PayloadKinds carries() const { return PayloadKind::Memory; }
+    // Sends one message: `fragments`, then `tail` (empty, or of a kind in carries());
+    // concurrent callers are serialised. A pipe tail is empty afterwards. On failure the
+    // connection's framing is broken: the caller closes it.
+    virtual asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments,
+                                         Payload& tail) = 0;
+    // A message without a payload.
+    asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments);
     virtual std::string peer() const = 0;
     virtual std::string peer_address() const = 0;  // address only, for per-address limits
+    virtual void close() = 0;
+};
+
+// Accepts the connections of one transport on one address (TCP now; SMB Direct is a second
+// implementation). The server runs one accept loop per listener.
+class Listener {
+  public:
+    virtual ~Listener() = default;
+    // The next connection, its transport running on `loop` (the event loop the server chose
+    // for it). Fails with Cancelled once the listener is closed; other failures (EMFILE, a
+    // connection reset before it was accepted) are worth a log line and the next accept.
+    virtual asio::awaitable<Result<std::unique_ptr<Transport>>> accept(asio::io_context& loop) = 0;
+    virtual uint16_t port() const = 0;  // the port bound (tests bind port 0)
     virtual void close() = 0;
 };
 
@@ -72,15 +72,14 @@ class AsyncMutex {
 
 class TcpTransport final : public Transport {
   public:
-    TcpTransport(asio::ip::tcp::socket socket, size_t max_message_size);
+    TcpTransport(asio::ip::tcp::socket socket, size_t max_message_size, BufferPool& pool);
     asio::awaitable<Result<PoolBuffer>> receive() override;
-    asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments) override;
-    // The framing, header and body with MSG_MORE, then splice(2) pipe -> socket: the socket
-    // buffer references the file's pages, no copy here.
-    bool splices() const override { return true; }
-    asio::awaitable<Status> send_with_pipe(std::span<const protocol::Bytes> fragments,
-                                           io::SplicePipe& tail) override;
-    TransportKind kind() const override { return TransportKind::Tcp; }
+    // A pipe tail: the framing, header and body with MSG_MORE, then splice(2) pipe -> socket:
+    // the socket buffer references the file's pages, no copy here.
+    PayloadKinds carries() const override { return PayloadKind::Memory | PayloadKind::Pipe; }
+    using Transport::send;
+    asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments,
+                                 Payload& tail) override;
     std::string peer() const override { return peer_; }
     std::string peer_address() const override { return peer_address_; }
     void close() override;
@@ -101,8 +100,12 @@ class TcpTransport final : public Transport {
     asio::awaitable<bool> splice_message(std::span<const protocol::Bytes> fragments,
                                          io::SplicePipe& tail);
 
+    asio::awaitable<Status> send_gathered(std::span<const protocol::Bytes> fragments,
+                                          std::span<const std::byte> tail);
+
     asio::ip::tcp::socket socket_;
     size_t max_message_size_;
+    BufferPool& pool_;
     size_t low_watermark_ = 1;  // the socket's SO_RCVLOWAT (Linux default 1)
     PoolBuffer stage_;          // received bytes not yet returned: [stage_begin_, stage_end_)
     size_t stage_begin_ = 0;
@@ -111,6 +114,30 @@ class TcpTransport final : public Transport {
     AsyncMutex send_mutex_;
     std::string peer_;
     std::string peer_address_;
+};
+
+}  // namespace daxsmbd::server
+
+namespace daxsmbd::server {
+
+// A TCP listening socket (MS-SMB2 2.1 Direct TCP transport).
+class TcpListener final : public Listener {
+  public:
+    // Binds and listens on `address` port `port` (0: any); the accept waits run on `home`.
+    static Result<std::unique_ptr<TcpListener>> open(asio::io_context& home,
+                                                     const asio::ip::address& address,
+                                                     uint16_t port, size_t max_message_size,
+                                                     BufferPool& pool, std::string* error);
+    asio::awaitable<Result<std::unique_ptr<Transport>>> accept(asio::io_context& loop) override;
+    uint16_t port() const override;
+    void close() override;
+
+  private:
+    TcpListener(asio::ip::tcp::acceptor acceptor, size_t max_message_size, BufferPool& pool)
+        : acceptor_(std::move(acceptor)), max_message_size_(max_message_size), pool_(pool) {}
+    asio::ip::tcp::acceptor acceptor_;
+    size_t max_message_size_;
+    BufferPool& pool_;
 };
 
 }  // namespace daxsmbd::server

@@ -67,7 +67,7 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
         ctx.log().info("CHANGE_NOTIFY on '", open->path, "' without FILE_LIST_DIRECTORY refused");
         co_return NtStatus::AccessDenied;
     }
-    notify::Watcher* watcher = notify::Watcher::global();
+    notify::Watcher* watcher = ctx.server.notify_watcher();
     if (!watcher) co_return NtStatus::NotSupported;  // no inotify: no change notifications
 
     // MS-FSA 2.1.5.11: the first request creates the entry with its filter, WATCH_TREE flag and
@@ -130,7 +130,7 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
         // delete is pending (another handle set delete-on-close and went away), pending and
         // later requests fail with STATUS_DELETE_PENDING (smbtorture smb2.notify.rmdir1-4).
         // The FileTable has no event for that, so a parked request looks every 250 ms.
-        if (FileTable::global().delete_pending(dir_key)) {
+        if (ctx.server.files.delete_pending(dir_key)) {
             entry->close(NtStatus::DeletePending);
             continue;
         }

@@ -645,7 +645,7 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     if (contexts->timewarp) co_return refused(NtStatus::ObjectNameNotFound);
 
     std::shared_ptr<const vfs::ShareRoot> root = share->root;
-    FileTable& files = FileTable::global();
+    FileTable& files = ctx.server.files;
     std::optional<FileKey> break_file;
     p.break_oplocks = true;
     p.oplock_break_file = &break_file;

@@ -134,7 +134,7 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
     // MS-SMB2 3.3.5.15.6: no byte-range lock may conflict with reading the source ranges or
     // writing the target ranges; then nothing is copied (Windows Server 2012 behaviour,
     // smbtorture smb2.ioctl.copy_chunk_src_lock / dest_lock).
-    auto& locks = LockTable::global();
+    auto& locks = ctx.server.locks;
     CopyOutcome result;
     for (const auto& c : cc->chunks) {
         if (!locks.allows_io(source->device, source->file_id, source.get(), c.source_offset,
@@ -176,7 +176,7 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
                 }
                 target = *dst_size;
             }
-            PoolBuffer buf = BufferPool::global().acquire(c.length);
+            PoolBuffer buf = ctx.server.buffers.acquire(c.length);
             auto got = co_await from->read(ctx.caller(*source), buf, c.length, c.source_offset);
             if (!got) {
                 result.status = got.status();
@@ -231,7 +231,7 @@ asio::awaitable<NtStatus> duplicate_extents(RequestContext& ctx, const IoctlRequ
         !(dest->granted_access & (am::kFileWriteData | am::kFileAppendData)))
         co_return NtStatus::AccessDenied;
     if (in->byte_count == 0) co_return reply(ctx, req, dest->id, {});
-    auto& locks = LockTable::global();
+    auto& locks = ctx.server.locks;
     if (!locks.allows_io(dest->device, dest->file_id, dest.get(), uint64_t(in->target_file_offset),
                          uint64_t(in->byte_count), true) ||
         !locks.allows_io(src->device, src->file_id, src.get(), uint64_t(in->source_file_offset),

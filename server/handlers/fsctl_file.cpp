@@ -15,6 +15,7 @@
 #include "server/errno_status.h"
 #include "server/handlers/fsctl.h"
 #include "server/log.h"
+#include "server/server.h"
 #include "server/state/lock_table.h"
 #include "server/vfs/metadata.h"
 
@@ -112,8 +113,8 @@ asio::awaitable<NtStatus> set_zero_data(RequestContext& ctx, const IoctlRequest&
     if (range.err) co_return errno_to_status(range.err);
     if (range.len == 0) co_return reply(ctx, req, open->id, {});
     // Zeroing is a write (MS-FSA 2.1.4.10 with IsExclusive TRUE).
-    if (!LockTable::global().allows_io(open->device, open->file_id, open.get(), range.start,
-                                       range.len, true))
+    if (!ctx.server.locks.allows_io(open->device, open->file_id, open.get(), range.start, range.len,
+                                    true))
         co_return NtStatus::FileLockConflict;
     int err = co_await ctx.blocking([&]() {
         // A sparse file gives the range back (hole); others keep their allocation.

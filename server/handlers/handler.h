@@ -19,6 +19,7 @@
 #include "server/buffer_pool.h"
 #include "server/io/data_path.h"
 #include "server/io/splice_pipe.h"
+#include "server/payload.h"
 #include "server/state/open.h"
 #include "server/state/session.h"
 
@@ -85,14 +86,11 @@ class RequestContext {
     // Error data of the ERROR response (MS-SMB2 2.2.2) when the handler fails.
     protocol::ByteVector error_data;
     uint8_t error_context_count = 0;
-    // READ: data sent as a separate gather fragment after the body, never copied.
-    PoolBuffer data_fragment;
-    // Set by the dispatcher when nothing needs this response's data bytes in user space: it is
-    // neither signed nor encrypted, it is alone in its message (no compound), and the
-    // transport can move a pipe's contents itself. Only then may READ hand its data over as
-    // `spliced_data` (file pages referenced by a pipe) instead of `data_fragment`.
-    bool data_may_be_spliced = false;
-    io::SplicePipe spliced_data;
+    // The data the response carries after its body (READ), never copied into it: the handler
+    // replies with what its data path lent (io::DataPath::lend), of one of reply_data_kinds,
+    // which the dispatcher sets for a command that returns data (HandlerInfo::returns_data).
+    Payload reply_data;
+    PayloadKinds reply_data_kinds = PayloadKind::Memory;
     // Called with the final response message bytes (after signing), e.g. for the preauth hash.
     std::function<void(protocol::Bytes)> on_response;
     // Sign this response even if the dispatcher would not (final SESSION_SETUP, 3.3.5.5.3).
@@ -161,10 +159,38 @@ class RequestContext {
 
 using Handler = asio::awaitable<NtStatus> (*)(RequestContext&);
 
+// What the dispatcher needs to know of a command before and after its handler runs (the stages
+// of Connection::process_element). One entry per command in handlers/table.cpp.
 struct HandlerInfo {
     Handler fn = nullptr;
     bool needs_session = true;  // valid session required (3.3.5.2.9)
     bool needs_tree = true;     // tree connect required (3.3.5.2.11)
+    // The SessionId of the request is looked up at all (not for NEGOTIATE, which precedes
+    // sessions whatever the header says).
+    bool looks_up_session = true;
+    // Served on a session whose authentication expired (MS-SMB2 3.3.5.2.9: re-authentication,
+    // and what lets a client release its state: LOGOFF, CLOSE, LOCK).
+    bool on_expired_session = false;
+    // Accepted unsigned on a session that requires signing (ECHO; OPLOCK_BREAK acknowledgments,
+    // which Windows accepts unsigned too).
+    bool may_be_unsigned = false;
+    // The answer to a clear request stays clear even when the session encrypts: the client may
+    // not hold the keys yet (NEGOTIATE, SESSION_SETUP; MS-SMB2 3.3.4.1.4).
+    bool answers_clear_request_clear = false;
+    // May go async in the middle of a compound (a CREATE waiting for an oplock break; Windows
+    // lets only that and the last element go async).
+    bool async_inside_compound = false;
+    // The response carries file data: the dispatcher counts its length in flight from the
+    // moment the frame is read, and offers it the data kinds the response can take.
+    bool returns_data = false;
+    // The response body is sent even with an error status (IOCTL: MS-SMB2 3.3.5.15 errors with
+    // output, e.g. STATUS_BUFFER_OVERFLOW of a pipe transceive).
+    bool body_on_error = false;
+    // Opens a file that the related elements after it use (CREATE, MS-SMB2 3.3.5.2.7.2).
+    bool opens_file = false;
+    // The payload that sets the credit charge (MS-SMB2 3.3.5.2.5; protocol/credit_charge.h),
+    // or null when it cannot exceed 64 KiB.
+    uint64_t (*payload_size)(protocol::Bytes elem) = nullptr;
 };
 
 // The one dispatch table, indexed by command (handlers/table.cpp).

@@ -121,7 +121,7 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     // MS-FSA 2.1.4.12 (Operation LOCK): other opens' LEVEL_II oplocks break to NONE.
     if (open->file_registration) open->file_registration->break_others_level2_oplocks();
 
-    LockTable& table = LockTable::global();
+    LockTable& table = ctx.server.locks;
     const FileKey key{open->device, open->file_id};
     const LockOwner owner = open.get();
     const auto& els = req->locks;

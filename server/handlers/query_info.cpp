@@ -14,6 +14,7 @@
 #include "server/handlers/info_classes.h"
 #include "server/handlers/security_info.h"
 #include "server/log.h"
+#include "server/server.h"
 #include "server/state/file_table.h"
 #include "server/state/share.h"
 #include "server/vfs/ea.h"
@@ -52,10 +53,10 @@ NtStatus reply(RequestContext& ctx, ByteVector data, uint32_t output_buffer_leng
 }
 
 // The file table this open's share modes and pending delete live in.
-bool delete_pending_of(const Open& open) {
+bool delete_pending_of(const Open& open, FileTable& files) {
     if (open.file_registration)
         return open.file_registration->table().delete_pending(open.file_registration->key());
-    return FileTable::global().delete_pending(FileKey{open.device, open.file_id});
+    return files.delete_pending(FileKey{open.device, open.file_id});
 }
 
 uint32_t current_mode(const Open& open) {
@@ -179,7 +180,7 @@ asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> 
     auto facts = co_await ctx.blocking([&]() -> Result<Facts> {
         Facts f;
         DAX_TRY(f.fi, vfs::query_info(open->fd));
-        f.delete_pending = delete_pending_of(*open);
+        f.delete_pending = delete_pending_of(*open, ctx.server.files);
         if (needs_ea) {
             auto ea = vfs::ea_size(open->fd);
             f.ea_size = ea ? *ea : 0;

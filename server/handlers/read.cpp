@@ -1,8 +1,7 @@
-// READ (MS-SMB2 3.3.5.12). File data is read through the open's data path (server/io: the
-// io_uring block path, completing on this loop, or on a DAX share a copy from the file's
-// mapping) into a pool buffer that is sent as its own gather fragment after the response body,
-// or, when the dispatcher allows it, spliced into a pipe that the transport empties into the
-// socket (server/io/splice_pipe.h).
+// READ (MS-SMB2 3.3.5.12). File data comes from the open's data path (server/io: the io_uring
+// block path, completing on this loop, or on a DAX share the file's mapping) as a payload that
+// the response carries after its body (server/payload.h): a pool buffer, or, when the dispatcher
+// allows it, a pipe that the transport empties into the socket (server/io/splice_pipe.h).
 #include "protocol/read.h"
 
 #include <boost/asio/redirect_error.hpp>
@@ -90,8 +89,8 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     if (req->minimum_count > req->length) co_return NtStatus::EndOfFile;
 
     // MS-FSA 2.1.5.2 via 2.1.4.10: a byte-range lock of another open covering the range.
-    if (!LockTable::global().allows_io(FileKey{open->device, open->file_id}, open.get(),
-                                       req->offset, req->length, false))
+    if (!ctx.server.locks.allows_io(FileKey{open->device, open->file_id}, open.get(), req->offset,
+                                    req->length, false))
         co_return NtStatus::FileLockConflict;
 
     ReadResponse resp;
@@ -105,37 +104,20 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
 
     const uint64_t offset = req->offset;
     std::shared_ptr<io::DataPath> data = io::data_path_of(*open);
-    size_t bytes = 0;
     auto failed = [&](NtStatus st) {
         ctx.log().debug("READ of '", open->path, "' at ", offset, " failed: ", status_name(st));
         return st;
     };
-    // Large reads on a buffered block path go page cache -> pipe -> transport when nothing needs
-    // the bytes here (Samba's "use sendfile"); the rest, and any read the pipe cannot take, are
-    // read into a pool buffer.
-    if (ctx.data_may_be_spliced && data->splices(req->length)) {
-        auto piped = co_await data->read_to_pipe(ctx.caller(*open), req->length, offset);
-        if (piped) {
-            bytes = piped->size();
-            ctx.spliced_data = std::move(*piped);
-        } else if (piped.status() != NtStatus::NotSupported) {
-            co_return failed(piped.status());
-        }
-    }
-    if (!ctx.spliced_data) {
-        PoolBuffer buf = BufferPool::global().acquire(req->length);
-        auto r = co_await data->read(ctx.caller(*open), buf, req->length, offset);
-        if (!r) co_return failed(r.status());
-        bytes = *r;
-        buf.set_size(bytes);
-        ctx.data_fragment = std::move(buf);
-    }
+    // The data path lends the cheapest form the response can carry: on a buffered block path a
+    // large read goes page cache -> pipe -> transport when nothing needs the bytes here (Samba's
+    // "use sendfile"); anything else is read into a pool buffer.
+    auto lent = co_await data->lend(ctx.caller(*open), req->length, offset, ctx.reply_data_kinds,
+                                    ctx.server.buffers);
+    if (!lent) co_return failed(lent.status());
+    const size_t bytes = lent->size();
     // At or past the end of file nothing is read: END_OF_FILE (MS-FSA 2.1.5.2).
-    if (bytes == 0 || bytes < req->minimum_count) {
-        ctx.data_fragment.reset();
-        ctx.spliced_data.reset();
-        co_return NtStatus::EndOfFile;
-    }
+    if (bytes == 0 || bytes < req->minimum_count) co_return NtStatus::EndOfFile;
+    ctx.reply_data = std::move(*lent);
 
     {
         // FilePositionInformation follows the last read, as Samba keeps it (smbtorture

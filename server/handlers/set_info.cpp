@@ -53,8 +53,10 @@ namespace am = protocol::access_mask;
 
 namespace {
 
-FileTable& table_of(const Open& open) {
-    return open.file_registration ? open.file_registration->table() : FileTable::global();
+// The file table this open's share modes and pending delete live in (`files`, the server's,
+// for an open made without one).
+FileTable& table_of(const Open& open, FileTable& files) {
+    return open.file_registration ? open.file_registration->table() : files;
 }
 
 FileKey key_of(const Open& open) {
@@ -83,20 +85,20 @@ Status check_deletable(const vfs::ShareRoot& root, const Open& open, bool ignore
     return {};
 }
 
-Status set_disposition(const vfs::ShareRoot& root, Open& open, Bytes buf) {
+Status set_disposition(const vfs::ShareRoot& root, Open& open, Bytes buf, FileTable& all) {
     DAX_TRY(auto d, FileDispositionInfo::decode(buf));
-    FileTable& files = table_of(open);
+    FileTable& files = table_of(open, all);
     if (d.delete_pending) DAX_CHECK(check_deletable(root, open, false));
     return files.set_delete_pending(key_of(open), d.delete_pending);
 }
 
-Status set_disposition_ex(const vfs::ShareRoot& root, Open& open, Bytes buf) {
+Status set_disposition_ex(const vfs::ShareRoot& root, Open& open, Bytes buf, FileTable& all) {
     namespace dx = file_disposition_ex;
     DAX_TRY(auto d, FileDispositionInfoEx::decode(buf));
     constexpr uint32_t kKnown = dx::kDelete | dx::kPosixSemantics | dx::kForceImageSectionCheck |
                                 dx::kOnClose | dx::kIgnoreReadonlyAttribute;
     if (d.flags & ~kKnown) return Error(NtStatus::NotSupported);  // MS-FSA 2.1.5.15.4
-    FileTable& files = table_of(open);
+    FileTable& files = table_of(open, all);
     const bool on_close = d.flags & dx::kOnClose;
     if (on_close && !open.file_registration) return Error(NtStatus::NotSupported);
     if (d.flags & dx::kDelete) {
@@ -232,9 +234,10 @@ asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> 
             std::lock_guard lk(open->mu);
             from = open->path;
         }
-        DAX_TRY(auto to, info::rename_file(*root, table_of(*open), key, open->is_directory, from,
-                                           r->file_name, r->replace_if_exists));
-        if (to != from) table_of(*open).set_path(key, to);
+        DAX_TRY(auto to,
+                info::rename_file(*root, table_of(*open, ctx.server.files), key, open->is_directory,
+                                  from, r->file_name, r->replace_if_exists));
+        if (to != from) table_of(*open, ctx.server.files).set_path(key, to);
         return to;
     });
     if (!renamed) co_return renamed.status();
@@ -303,8 +306,8 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
                     std::lock_guard lk(open->mu);
                     from = open->path;
                 }
-                return info::link_file(*root, table_of(*open), key_of(*open), from, l->file_name,
-                                       l->replace_if_exists);
+                return info::link_file(*root, table_of(*open, ctx.server.files), key_of(*open),
+                                       from, l->file_name, l->replace_if_exists);
             });
             co_return st.status();
         }
@@ -326,9 +329,9 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
                 return vfs::set_basic_info(open->fd, u);
             }
             case fic::kFileDispositionInformation:
-                return set_disposition(*root, *open, buf);
+                return set_disposition(*root, *open, buf, ctx.server.files);
             case fic::kFileDispositionInformationEx:
-                return set_disposition_ex(*root, *open, buf);
+                return set_disposition_ex(*root, *open, buf, ctx.server.files);
             case fic::kFileEndOfFileInformation:
                 // MS-FSA 2.1.4.12 (SET_INFORMATION): LEVEL_II oplocks of others break.
                 if (open->file_registration) open->file_registration->break_others_level2_oplocks();

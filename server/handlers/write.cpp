@@ -17,6 +17,7 @@
 #include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
+#include "server/server.h"
 #include "server/state/lock_table.h"
 #include "server/vfs/metadata.h"
 
@@ -105,8 +106,8 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
 
     // MS-FSA 2.1.5.3 via 2.1.4.10: a byte-range lock of another open covering the range (an
     // append-only write to the end of file is checked where it lands, below).
-    if (!to_eof && !LockTable::global().allows_io(FileKey{open->device, open->file_id}, open.get(),
-                                                  req->offset, req->length, true))
+    if (!to_eof && !ctx.server.locks.allows_io(FileKey{open->device, open->file_id}, open.get(),
+                                               req->offset, req->length, true))
         co_return NtStatus::FileLockConflict;
 
     WriteResponse resp;
@@ -132,8 +133,8 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
         if (!size) co_return size.status();
         if (to_eof) {
             offset = *size;
-            if (!LockTable::global().allows_io(FileKey{open->device, open->file_id}, open.get(),
-                                               offset, req->length, true))
+            if (!ctx.server.locks.allows_io(FileKey{open->device, open->file_id}, open.get(),
+                                            offset, req->length, true))
                 co_return NtStatus::FileLockConflict;
         } else if (append_only && offset < *size) {
             // MS-SMB2 3.3.5.13: writing inside the existing data needs FILE_WRITE_DATA.

@@ -205,7 +205,7 @@ asio::awaitable<Result<size_t>> BlockDataPath::write(Caller c, protocol::Bytes d
                 piece = std::min<size_t>(
                     piece, round_down(BufferPool::kClasses[std::size(BufferPool::kClasses) - 1],
                                       offset_align_));
-                if (!bounce) bounce = BufferPool::global().acquire(piece);
+                if (!bounce) bounce = io.buffers().acquire(piece);
                 piece = std::min(piece, round_down(bounce.capacity(), offset_align_));
                 std::memcpy(bounce.data(), src, piece);
                 from = bounce.data();

@@ -11,6 +11,20 @@
 
 namespace daxsmbd::server::io {
 
+asio::awaitable<Result<Payload>> DataPath::lend(Caller c, size_t len, uint64_t offset,
+                                                PayloadKinds kinds, BufferPool& pool) {
+    if (kinds.has(PayloadKind::Pipe) && splices(len)) {
+        auto piped = co_await read_to_pipe(c, len, offset);
+        if (piped) co_return Payload(std::move(*piped));
+        if (piped.status() != NtStatus::NotSupported) co_return Error(piped.status());
+    }
+    PoolBuffer buf = pool.acquire(len);
+    auto r = co_await read(c, buf, len, offset);
+    if (!r) co_return Error(r.status());
+    buf.set_size(*r);
+    co_return Payload(std::move(buf));
+}
+
 namespace am = protocol::access_mask;
 
 std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,

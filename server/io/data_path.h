@@ -29,6 +29,7 @@
 #include "protocol/result.h"
 #include "server/buffer_pool.h"
 #include "server/io/splice_pipe.h"
+#include "server/payload.h"
 
 namespace daxsmbd::dax {
 class MapRegistry;  // dax/mapping.h
@@ -86,6 +87,13 @@ class DataPath {
     // reached, none at or past it. Fails with NotSupported when this read cannot be spliced
     // now (no pipe to be had, the file refuses splice): the caller then uses read().
     virtual asio::awaitable<Result<SplicePipe>> read_to_pipe(Caller c, size_t len, uint64_t offset);
+    // Reads `len` bytes at `offset` as a payload of one of `kinds` (server/payload.h; Memory is
+    // always among them): what costs least that the response can carry. The default lends a
+    // pipe when `kinds` has Pipe and splices(len) (falling back as read_to_pipe says), else a
+    // buffer of `pool` filled by read(). Fewer bytes than `len` only at the end of file, none
+    // at or past it.
+    virtual asio::awaitable<Result<Payload>> lend(Caller c, size_t len, uint64_t offset,
+                                                  PayloadKinds kinds, BufferPool& pool);
     // Writes all of `data` at `offset` (short writes are continued). With mode.write_through the
     // call completes only after the data is durable.
     virtual asio::awaitable<Result<size_t>> write(Caller c, protocol::Bytes data, uint64_t offset,

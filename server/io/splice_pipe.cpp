@@ -41,7 +41,7 @@ SplicePipe& SplicePipe::operator=(SplicePipe&& o) noexcept {
 }
 
 bool SplicePipe::copy_out(PoolBuffer& out) {
-    out = BufferPool::global().acquire(bytes_);
+    if (out.capacity() < bytes_) return false;
     size_t got = 0;
     while (bytes_ > 0) {
         const ssize_t n = ::read(read_fd_, out.data() + got, bytes_);

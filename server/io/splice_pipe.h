@@ -52,8 +52,9 @@ class SplicePipe {
     // Bookkeeping of whoever moved data in (splice from the file) or out (to the socket).
     void added(size_t n) { bytes_ += n; }
     void removed(size_t n) { bytes_ -= n; }
-    // Reads everything the pipe holds into `out` (resized to it): for a transport that cannot
-    // splice, or a response that turned out to need the bytes. False on a read error.
+    // Reads everything the pipe holds into `out` (capacity at least size(); its size is set to
+    // what was read): for a transport that cannot splice, or a response that turned out to need
+    // the bytes. False on a read error or a buffer too small.
     bool copy_out(PoolBuffer& out);
     // Back to the pool (closed if it still holds data).
     void reset();

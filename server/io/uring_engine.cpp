@@ -52,6 +52,10 @@ Engine::Engine(asio::any_io_executor ex, EngineOptions opts)
       opts_(opts),
       alive_(std::make_shared<bool>(true)),
       pipes_(PipePool::make(opts.name)) {
+    if (!opts_.buffers) {
+        own_buffers_ = std::make_unique<BufferPool>();
+        opts_.buffers = own_buffers_.get();
+    }
     if (opts_.force_no_ring) return;
     eventfd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (eventfd_ < 0) {
@@ -171,7 +175,7 @@ Engine::Ring* Engine::ring_for(RingKind k) {
 
 int Engine::fixed_index(Ring& r, const void* p, size_t len) {
     if (!r.fixed_ok) return -1;
-    auto& pool = BufferPool::global();
+    auto& pool = *opts_.buffers;
     int slab = pool.slab_of(p, len);
     if (slab < 0) return -1;
     if (size_t(slab) >= r.registered_slabs) {

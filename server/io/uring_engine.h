@@ -92,7 +92,10 @@ struct EngineOptions {
     // The SqPoll ring of another engine whose kernel thread this one shares (-1: own thread).
     int sqpoll_attach_fd = -1;
     unsigned sqpoll_idle_ms = 20;  // the SQ thread sleeps after this long without work
-    bool register_buffers = true;  // register BufferPool slabs as fixed buffers
+    bool register_buffers = true;  // register the slabs of `buffers` as fixed buffers
+    // The server's buffer pool: its slabs are the fixed buffers, and the block path takes its
+    // bounce buffers from it. Null (tests): the engine makes a pool of its own.
+    BufferPool* buffers = nullptr;
     // Tests: behave as if io_uring were unavailable (system calls on the blocking pool).
     bool force_no_ring = false;
     // Runs the system calls when there is no ring; null: run them inline (tests only).
@@ -132,6 +135,8 @@ int as_user(const vfs::UnixIdentity* who, F& f) {
 class Engine {
   public:
     Engine(asio::any_io_executor ex, EngineOptions opts = {});
+    // The pool whose buffers this engine's rings know as fixed buffers (EngineOptions::buffers).
+    BufferPool& buffers() { return *opts_.buffers; }
     ~Engine();
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
@@ -221,6 +226,7 @@ class Engine {
 
     asio::any_io_executor ex_;
     EngineOptions opts_;
+    std::unique_ptr<BufferPool> own_buffers_;  // when EngineOptions::buffers is null
     std::unique_ptr<Ring> rings_[kRingKinds];
     int eventfd_ = -1;
     std::unique_ptr<asio::posix::stream_descriptor> efd_stream_;

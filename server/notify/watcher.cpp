@@ -61,14 +61,6 @@ Result<std::unique_ptr<Watcher>> Watcher::create() {
     return std::unique_ptr<Watcher>(new Watcher(fd));
 }
 
-Watcher* Watcher::global() {
-    static std::unique_ptr<Watcher> instance = [] {
-        auto w = create();
-        return w ? std::move(*w) : nullptr;
-    }();
-    return instance.get();
-}
-
 Watcher::Watcher(int fd) : fd_(fd), stream_(io_, fd), buf_(64 * 1024) {
     start_read();
     thread_ = std::thread([this] { io_.run(); });

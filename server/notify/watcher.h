@@ -47,8 +47,6 @@ class Watcher {
     // Starts the watcher thread. Fails (InsufficientResources) when no inotify instance can be
     // created; CHANGE_NOTIFY then answers NOT_SUPPORTED (MS-SMB2 3.3.5.19).
     static Result<std::unique_ptr<Watcher>> create();
-    // The process-wide watcher, created on first use (nullptr when inotify is unavailable).
-    static Watcher* global();
     ~Watcher();
     Watcher(const Watcher&) = delete;
     Watcher& operator=(const Watcher&) = delete;

@@ -35,11 +35,6 @@ bool sharing_conflict(const ShareMode& existing, const ShareMode& wanted) {
     return false;
 }
 
-FileTable& FileTable::global() {
-    static FileTable table;
-    return table;
-}
-
 Status FileTable::check_locked(const FileKey& key, ShareMode mode) const {
     auto it = files_.find(key);
     if (it == files_.end()) return {};

@@ -4,7 +4,7 @@
 //
 // Keyed by (device, inode), so every path, hard link, share or case spelling that reaches the same
 // on-disk file meets the same share modes. One table serves the whole server
-// (FileTable::global()); tests make their own.
+// (Server::files); tests make their own.
 //
 // Lifetime: an open joins the table through FileTable::add() and leaves it through remove(); a
 // FileRegistration (held by struct Open) does the remove() when it is released or destroyed, so
@@ -89,8 +89,6 @@ class FileTable {
     FileTable() = default;
     FileTable(const FileTable&) = delete;
     FileTable& operator=(const FileTable&) = delete;
-
-    static FileTable& global();
 
     // Adds an open of file `key`, reached through `path`. `delete_on_close` is the open's
     // FILE_DELETE_ON_CLOSE (MS-FSA Open.Mode): when that open leaves, the file's delete becomes

@@ -29,11 +29,6 @@ bool range_conflicts(const HeldLock& lock, uint64_t offset, uint64_t length, boo
     return exclusive;
 }
 
-LockTable& LockTable::global() {
-    static LockTable table;
-    return table;
-}
-
 bool LockTable::conflicts_any(const FileLocks& f, const LockRange& r, LockOwner owner) {
     for (const auto& l : f.locks)
         if (range_conflicts(l, r.offset, r.length, r.exclusive, true, owner)) return true;

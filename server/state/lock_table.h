@@ -86,8 +86,6 @@ class LockTable {
     LockTable(const LockTable&) = delete;
     LockTable& operator=(const LockTable&) = delete;
 
-    static LockTable& global();
-
     // Takes every range for `owner`, or none (MS-SMB2 3.3.5.14.2: on a failure the locks taken
     // by the same request are released; done atomically here so that no other open ever sees a
     // partial set). Errors: InvalidLockRange, LockNotGranted (MS-FSA 2.1.4.10 conflict).
@@ -160,6 +158,6 @@ void add_close_hook(Open& open, std::function<void()> hook);
 
 // Arranges, once per open, for its byte-range locks and queued lock requests to be released when
 // the Open is destroyed (CLOSE, tree disconnect, logoff, connection loss).
-void install_lock_release_hook(Open& open, LockTable& table = LockTable::global());
+void install_lock_release_hook(Open& open, LockTable& table);
 
 }  // namespace daxsmbd::server

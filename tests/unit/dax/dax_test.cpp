@@ -50,8 +50,15 @@ class TempFile {
     std::string path_;
 };
 
+// What the tests' maps count (each test compares before and after).
+Stats& test_stats() {
+    static Stats stats;
+    return stats;
+}
+
 MapOptions test_options() {
     MapOptions o;
+    o.stats = &test_stats();
     o.chunk_size = kChunk;
     o.max_chunks = 64;
     o.require_sync = false;
@@ -176,11 +183,11 @@ TEST(DaxMap, RequiringMapSyncOnAnOrdinaryFileFallsBack) {
     auto m = FileMap::create(f.fd(), o);
     ASSERT_TRUE(m);
     std::vector<std::byte> buf(4096);
-    const auto before = Stats::global().snapshot().fallbacks;
+    const auto before = test_stats().snapshot().fallbacks;
     IoResult r = m->read(0, buf);
     EXPECT_EQ(r.outcome, IoOutcome::Fallback);
     EXPECT_NE(r.why.find("MAP_SYNC"), std::string::npos) << r.why;
-    EXPECT_EQ(Stats::global().snapshot().fallbacks, before + 1);
+    EXPECT_EQ(test_stats().snapshot().fallbacks, before + 1);
 }
 
 // ---- the address space around mappings
@@ -276,7 +283,7 @@ void fail_first_mapping_then_serve(bool fill_hole) {
 
 TEST(DaxAddressSpace, AFailedMappingNeverUnmapsWhatFilledItsHole) {
     if (!interposer_works()) GTEST_SKIP() << "mmap wrapper not linked (sanitizer build)";
-    const auto before = Stats::global().snapshot();
+    const auto before = test_stats().snapshot();
     fail_first_mapping_then_serve(true);
     ASSERT_NE(testing::injected_hole(), nullptr);
     auto* hole = static_cast<unsigned char*>(testing::injected_hole());
@@ -285,15 +292,15 @@ TEST(DaxAddressSpace, AFailedMappingNeverUnmapsWhatFilledItsHole) {
     ASSERT_EQ(::mincore(hole, len, resident.data()), 0) << "the foreign mapping was unmapped";
     EXPECT_EQ(hole[0], 0x5a);
     ::munmap(hole, len);
-    EXPECT_EQ(Stats::global().snapshot().held_reservations - before.held_reservations, 1);
+    EXPECT_EQ(test_stats().snapshot().held_reservations - before.held_reservations, 1);
 }
 
 // A hole nobody filled is covered again: the reservation stays whole and is released as usual.
 TEST(DaxAddressSpace, AFailedMappingMendsAnUnfilledHole) {
     if (!interposer_works()) GTEST_SKIP() << "mmap wrapper not linked (sanitizer build)";
-    const auto before = Stats::global().snapshot();
+    const auto before = test_stats().snapshot();
     fail_first_mapping_then_serve(false);
-    const auto after = Stats::global().snapshot();
+    const auto after = test_stats().snapshot();
     EXPECT_EQ(after.held_reservations - before.held_reservations, 0);
     EXPECT_EQ(after.maps - before.maps, after.unmaps - before.unmaps);
 }
@@ -305,7 +312,7 @@ TEST(DaxMap, WriteAndReadAcrossChunkBoundaries) {
     // Straddles chunks 1, 2 and 3.
     const uint64_t off = kChunk + kChunk / 2;
     auto data = pattern(2 * kChunk, 1);
-    const auto before = Stats::global().snapshot();
+    const auto before = test_stats().snapshot();
     IoResult w = m->write(off, data, false);
     ASSERT_EQ(w.outcome, IoOutcome::Done) << w.why;
     EXPECT_EQ(w.bytes, data.size());
@@ -321,7 +328,7 @@ TEST(DaxMap, WriteAndReadAcrossChunkBoundaries) {
     IoResult r = m->read(4 * kChunk, got);
     ASSERT_EQ(r.outcome, IoOutcome::Done) << r.why;
     EXPECT_EQ(got, other);
-    const auto after = Stats::global().snapshot();
+    const auto after = test_stats().snapshot();
     EXPECT_EQ(after.writes - before.writes, 1);
     EXPECT_EQ(after.reads - before.reads, 1);
     EXPECT_EQ(after.read_bytes - before.read_bytes, int64_t(other.size()));
@@ -367,7 +374,7 @@ TEST(DaxMap, GrowthRemapsOnlyTheLastChunk) {
     ASSERT_TRUE(m->pin(kChunk, 4096, false));
 
     // Appends: the file grows through chunk 1 into chunk 2 (fallocate + remap of the tail).
-    const auto before = Stats::global().snapshot();
+    const auto before = test_stats().snapshot();
     for (uint64_t off = kChunk + 4096; off < 2 * kChunk + 8192; off += 4096) {
         auto data = pattern(4096, unsigned(off / 4096));
         IoResult w = m->write(off, data, true);
@@ -383,7 +390,7 @@ TEST(DaxMap, GrowthRemapsOnlyTheLastChunk) {
     auto again = m->pin(0, 4096, false);
     ASSERT_TRUE(again);
     EXPECT_EQ(again->bytes().data(), chunk0);
-    const auto after = Stats::global().snapshot();
+    const auto after = test_stats().snapshot();
     EXPECT_EQ(after.unmaps - before.unmaps, after.maps - before.maps - 1)
         << "each remap of chunk 1 unmaps the old one; chunk 2 is new";
 }
@@ -398,7 +405,7 @@ TEST(DaxMap, AppendsGrowTheMappingInPlace) {
     o.chunk_size = size_t(32) << 20;
     auto m = FileMap::create(f.fd(), o);
     ASSERT_TRUE(m);
-    const auto before = Stats::global().snapshot();
+    const auto before = test_stats().snapshot();
     ASSERT_EQ(m->write(0, pattern(4096, 0), true).outcome, IoOutcome::Done);
     auto first = m->pin(0, 4096, false);
     ASSERT_TRUE(first);
@@ -417,7 +424,7 @@ TEST(DaxMap, AppendsGrowTheMappingInPlace) {
         }
     }
     EXPECT_TRUE(m->persist());
-    const auto after = Stats::global().snapshot();
+    const auto after = test_stats().snapshot();
     EXPECT_LE(after.maps - before.maps, 3) << "a remap per append";
     EXPECT_GE(after.extends - before.extends, 1);
     EXPECT_EQ(after.fallbacks, before.fallbacks);
@@ -437,15 +444,15 @@ TEST(DaxMap, AMappingIsNotUnmappedWhilePinned) {
     ASSERT_EQ(m->write(2 * kChunk, data, false).outcome, IoOutcome::Done);
     auto pinned = m->pin(2 * kChunk, 4096, false);
     ASSERT_TRUE(pinned);
-    const auto before = Stats::global().snapshot().unmaps;
+    const auto before = test_stats().snapshot().unmaps;
     // Retire everything (the file itself is left as it is, so the old mapping stays valid).
     m->truncated(0);
     EXPECT_EQ(m->live_chunks(), 0u);
-    EXPECT_EQ(Stats::global().snapshot().unmaps, before) << "unmapped under a pin";
+    EXPECT_EQ(test_stats().snapshot().unmaps, before) << "unmapped under a pin";
     // Still readable through the pinned range.
     EXPECT_EQ(0, std::memcmp(pinned->bytes().data(), data.data(), data.size()));
     pinned->reset();
-    EXPECT_EQ(Stats::global().snapshot().unmaps, before + 1) << "last unpin unmaps";
+    EXPECT_EQ(test_stats().snapshot().unmaps, before + 1) << "last unpin unmaps";
 }
 
 TEST(DaxMap, TruncateDropsMappingsAndReadsSeeTheNewSize) {
@@ -472,7 +479,7 @@ TEST(DaxMap, SigbusFromATruncationUnderUsFallsBack) {
     std::vector<std::byte> buf(4096);
     ASSERT_EQ(m->read(2 * kChunk, buf).outcome, IoOutcome::Done);
     const auto sigbus_before = recovered_sigbus_count();
-    const auto stats_before = Stats::global().snapshot();
+    const auto stats_before = test_stats().snapshot();
     int other = ::open(f.path().c_str(), O_RDWR);
     ASSERT_GE(other, 0);
     ASSERT_EQ(::ftruncate(other, 0), 0);
@@ -482,8 +489,8 @@ TEST(DaxMap, SigbusFromATruncationUnderUsFallsBack) {
     EXPECT_EQ(r.outcome, IoOutcome::Fallback);
     EXPECT_NE(r.why.find("changed under"), std::string::npos) << r.why;
     EXPECT_EQ(recovered_sigbus_count(), sigbus_before + 1);
-    EXPECT_EQ(Stats::global().snapshot().fallbacks, stats_before.fallbacks + 1);
-    EXPECT_EQ(Stats::global().snapshot().media_errors, stats_before.media_errors);
+    EXPECT_EQ(test_stats().snapshot().fallbacks, stats_before.fallbacks + 1);
+    EXPECT_EQ(test_stats().snapshot().media_errors, stats_before.media_errors);
     EXPECT_EQ(m->live_chunks(), 0u);
     EXPECT_EQ(m->size(), 0u);
     // Writes work again after the file grows back.
@@ -527,7 +534,7 @@ TEST(DaxMap, RegistrySharesOneMapPerFile) {
 TEST(DaxMap, ConcurrentReadersWritersAndTruncate) {
     constexpr size_t kFile = 8 * kChunk;
     TempFile f(kFile);
-    const auto before = Stats::global().snapshot();
+    const auto before = test_stats().snapshot();
     {
         auto m = FileMap::create(f.fd(), test_options());
         ASSERT_TRUE(m);
@@ -575,7 +582,7 @@ TEST(DaxMap, ConcurrentReadersWritersAndTruncate) {
         EXPECT_EQ(bad.load(), 0);
         EXPECT_GT(served.load(), 0);
     }
-    const auto after = Stats::global().snapshot();
+    const auto after = test_stats().snapshot();
     EXPECT_EQ(after.maps - before.maps, after.unmaps - before.unmaps);
 }
 
@@ -619,11 +626,11 @@ TEST(DaxPrefault, PopulatesTheFirstBytesOfTheChunkWithoutChangingData) {
     if (!present) GTEST_SKIP() << "no /proc/self/pagemap";
     ASSERT_EQ(*present, 0u);
 
-    const auto before = Stats::global().snapshot();
+    const auto before = test_stats().snapshot();
     const size_t n = m->prefault(0, false);
     if (n == 0) GTEST_SKIP() << "madvise(MADV_POPULATE_READ) not available on this kernel";
     EXPECT_EQ(n, kBig / 8);
-    EXPECT_EQ(Stats::global().snapshot().prefaults - before.prefaults, 1);
+    EXPECT_EQ(test_stats().snapshot().prefaults - before.prefaults, 1);
     const size_t page = size_t(::sysconf(_SC_PAGESIZE));
     EXPECT_EQ(present_pages(base, kBig / 8), kBig / 8 / page);
     // Fault-around (up to a whole large folio of the page cache) may map pages next to the
@@ -734,10 +741,10 @@ bool reopen_finds_cached_map(MapRegistry& reg, const TempFile& f) {
     const FileIds id = ids_of(f.fd());
     const int fd = ::open(f.path().c_str(), O_RDWR | O_CLOEXEC);
     EXPECT_GE(fd, 0);
-    const auto before = Stats::global().snapshot().map_cache_hits;
+    const auto before = test_stats().snapshot().map_cache_hits;
     auto m = reg.acquire(id.device, id.inode, fd, test_options());
     EXPECT_TRUE(m);
-    const bool hit = Stats::global().snapshot().map_cache_hits - before == 1;
+    const bool hit = test_stats().snapshot().map_cache_hits - before == 1;
     EXPECT_EQ(hit, m && m->live_chunks() > 0);  // a cached map comes with its mappings
     std::vector<std::byte> buf(4096);
     if (m) {
@@ -767,7 +774,7 @@ TEST(DaxMapCache, ClosedFilesMapIsReusedByTheNextOpen) {
     EXPECT_EQ(reg.cached_files(), 1u);
     EXPECT_EQ(reg.cached_bytes(), 2 * kChunk);
 
-    const auto before = Stats::global().snapshot();
+    const auto before = test_stats().snapshot();
     const int fd = ::open(f.path().c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
     auto m = reg.acquire(id.device, id.inode, fd, test_options());
@@ -779,7 +786,7 @@ TEST(DaxMapCache, ClosedFilesMapIsReusedByTheNextOpen) {
     ASSERT_EQ(m->read(kChunk, buf).outcome, IoOutcome::Done);
     EXPECT_EQ(buf, data);
     ASSERT_EQ(m->read(3 * kChunk, buf).outcome, IoOutcome::Done);
-    const auto after = Stats::global().snapshot();
+    const auto after = test_stats().snapshot();
     EXPECT_EQ(after.maps, before.maps);
     EXPECT_EQ(after.map_cache_hits - before.map_cache_hits, 1);
     m.reset();
@@ -815,10 +822,10 @@ TEST(DaxMapCache, AFileChangedOutsideGetsANewMap) {
             }
         }
         const FileIds id = ids_of(f.fd());
-        const auto before = Stats::global().snapshot();
+        const auto before = test_stats().snapshot();
         auto m = reg.acquire(id.device, id.inode, f.fd(), test_options());
         ASSERT_TRUE(m);
-        EXPECT_EQ(Stats::global().snapshot().map_cache_hits, before.map_cache_hits);
+        EXPECT_EQ(test_stats().snapshot().map_cache_hits, before.map_cache_hits);
         EXPECT_EQ(m->live_chunks(), 0u);
         EXPECT_EQ(m->size(), size);
         if (change == GrowingWrite) {

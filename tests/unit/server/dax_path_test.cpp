@@ -48,8 +48,20 @@ void run(std::function<asio::awaitable<void>(Engine&)> body) {
     test_support::run_engine({}, std::move(body));
 }
 
+dax::Stats& test_stats() {
+    static dax::Stats stats;
+    return stats;
+}
+
+// Buffers of the tests' reads.
+BufferPool& test_buffers() {
+    static BufferPool pool;
+    return pool;
+}
+
 dax::MapOptions test_map_options() {
     dax::MapOptions o;
+    o.stats = &test_stats();
     o.chunk_size = 64 * 1024;
     o.require_sync = false;
     o.flush = *dax::resolve_flush_kind(dax::FlushKind::Auto, dax::detect_cpu_flush_support());
@@ -57,7 +69,7 @@ dax::MapOptions test_map_options() {
 }
 
 dax::StatsSnapshot stats() {
-    return dax::Stats::global().snapshot();
+    return test_stats().snapshot();
 }
 
 class DaxPath : public ::testing::Test {
@@ -133,7 +145,7 @@ TEST_F(DaxPath, WritesOutsideTheMappingsRulesUseTheBlockPath) {
         EXPECT_EQ(after.fallbacks, before.fallbacks);
 
         // Reading it all back: the map re-reads the size and serves the whole pages.
-        PoolBuffer buf = BufferPool::global().acquire(32768);
+        PoolBuffer buf = test_buffers().acquire(32768);
         before = stats();
         auto r = co_await path_->read(e, buf, 32768, 0);
         EXPECT_TRUE(r && *r == 24576);
@@ -154,7 +166,7 @@ TEST_F(DaxPath, PartialLastPageReadFallsBack) {
     ASSERT_EQ(::pwrite(fd_, tail.data(), tail.size(), 8192), ssize_t(tail.size()));
     run([&](Engine& e) -> asio::awaitable<void> {
         const auto before = stats();
-        PoolBuffer buf = BufferPool::global().acquire(8192);
+        PoolBuffer buf = test_buffers().acquire(8192);
         auto r = co_await path_->read(e, buf, 8192, 4096);
         EXPECT_TRUE(r && *r == 4196);
         EXPECT_EQ(stats().fallbacks - before.fallbacks, 1);
@@ -187,7 +199,7 @@ TEST_F(DaxPath, LargeSpliceableReadsUseTheBlockPathsSplice) {
         EXPECT_TRUE(piped);
         if (!piped) co_return;
         EXPECT_EQ(piped->size(), size_t(1) << 20);
-        PoolBuffer got;
+        PoolBuffer got = test_buffers().acquire(piped->size());
         EXPECT_TRUE(piped->copy_out(got));
         EXPECT_EQ(std::memcmp(got.data(), big.data(), 8192), 0);
         EXPECT_EQ(std::memcmp(got.data() + 8192, stamp.data(), stamp.size()), 0);
@@ -230,7 +242,7 @@ TEST_F(DaxPath, TruncationReachesTheSharedMap) {
     EXPECT_EQ(map_->size(), 4096u);
     EXPECT_EQ(path_->known_size(), std::optional<uint64_t>(4096));
     run([&](Engine& e) -> asio::awaitable<void> {
-        PoolBuffer buf = BufferPool::global().acquire(4096);
+        PoolBuffer buf = test_buffers().acquire(4096);
         const auto before = stats();
         auto r = co_await path_->read(e, buf, 4096, 4096);
         EXPECT_TRUE(r && *r == 0);
@@ -254,7 +266,7 @@ TEST_F(DaxPath, PrefaultsInTheBackgroundAndKeepsTheMtimeMoving) {
         const struct timespec old[2] = {{0, UTIME_OMIT}, {1000, 0}};
         EXPECT_EQ(::futimens(fd_, old), 0);
         jobs.clear();
-        PoolBuffer buf = BufferPool::global().acquire(4096);
+        PoolBuffer buf = test_buffers().acquire(4096);
         auto r = co_await p->read(e, buf, 4096, 0);
         EXPECT_TRUE(r && *r == 4096);
         r = co_await p->read(e, buf, 4096, 4096);

@@ -50,7 +50,7 @@ class E2eDax : public ::testing::Test {
         ASSERT_TRUE(c_->tree_connect("data").ok());
     }
     std::string local(const std::string& name) { return server_.share_dir() + "/" + name; }
-    static dax::StatsSnapshot stats() { return dax::Stats::global().snapshot(); }
+    dax::StatsSnapshot stats() { return server_.server().dax_maps.stats().snapshot(); }
 
     TestServer server_;
     std::unique_ptr<Smb2Client> c_;

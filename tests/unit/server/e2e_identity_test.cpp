@@ -229,7 +229,7 @@ TEST_F(E2eIdentity, DaxMapCacheServesOnlyOpensThatPassTheirOwnCheck) {
         ASSERT_STATUS(alice->read(f.body.file_id, 0, 4), NtStatus::Success);  // mapped
         alice->close(f.body.file_id);
     }
-    const auto before = dax::Stats::global().snapshot();
+    const auto before = server_->server().dax_maps.stats().snapshot();
     auto bob = login_bob();
     EXPECT_STATUS(bob->open("dax-secret.bin", am::kFileReadData, cd::kOpen),
                   NtStatus::AccessDenied);
@@ -240,7 +240,7 @@ TEST_F(E2eIdentity, DaxMapCacheServesOnlyOpensThatPassTheirOwnCheck) {
     EXPECT_EQ(std::string(reinterpret_cast<const char*>(r.body.data.data()), r.body.data.size()),
               "root's data");
     bob->close(f.body.file_id);
-    const auto after = dax::Stats::global().snapshot();
+    const auto after = server_->server().dax_maps.stats().snapshot();
     EXPECT_GT(after.reads, before.reads) << "bob's read used the map";
     EXPECT_GT(after.map_cache_hits, before.map_cache_hits) << "alice's cached map served bob";
     share->dax.reset();

@@ -74,6 +74,12 @@ std::vector<std::byte> read_file(const std::string& path) {
     return out;
 }
 
+// The buffers of the tests' I/O: the fixed buffers of the engines that run() makes.
+BufferPool& test_buffers() {
+    static BufferPool pool;
+    return pool;
+}
+
 // Whether the kernel lets this process use io_uring at all (containers may forbid it).
 bool uring_works() {
     asio::io_context ctx;
@@ -83,7 +89,9 @@ bool uring_works() {
 
 // Runs `body` as a coroutine on a fresh io_context with an engine and waits for it.
 void run(const EngineOptions& opts, std::function<asio::awaitable<void>(Engine&)> body) {
-    test_support::run_engine(opts, std::move(body));
+    EngineOptions o = opts;
+    if (!o.buffers) o.buffers = &test_buffers();
+    test_support::run_engine(o, std::move(body));
 }
 
 class IoEngine : public ::testing::Test {
@@ -113,7 +121,7 @@ TEST_F(IoEngine, ManyOutstandingReadsCompleteWithTheirOwnData) {
     std::vector<int> results(kCount, -1);
     std::vector<size_t> finish_order;
     for (size_t i = 0; i < kCount; ++i) {
-        bufs[i] = BufferPool::global().acquire(kChunk);
+        bufs[i] = engine.buffers().acquire(kChunk);
         // Reverse offsets, so submission order is not file order.
         const uint64_t off = (kCount - 1 - i) * kChunk;
         asio::co_spawn(
@@ -170,7 +178,7 @@ TEST_F(IoEngine, ShortReadsAtEndOfFile) {
     int fd = open_file(dir_.file("short"), O_RDONLY);
     auto path = BlockDataPath::open(fd, {});
     run({}, [&](Engine& e) -> asio::awaitable<void> {
-        PoolBuffer buf = BufferPool::global().acquire(4096);
+        PoolBuffer buf = test_buffers().acquire(4096);
         auto r = co_await path->read(e, buf, 4096, 0);
         EXPECT_TRUE(r);
         if (r) {
@@ -202,7 +210,7 @@ TEST_F(IoEngine, ErrorsMapToNtStatus) {
     auto closed_path = std::make_shared<BlockDataPath>(bad, vfs::UniqueFd{}, 0, 0, BlockOptions{});
     auto dir_path = std::make_shared<BlockDataPath>(dirfd, vfs::UniqueFd{}, 0, 0, BlockOptions{});
     run({}, [&](Engine& e) -> asio::awaitable<void> {
-        PoolBuffer buf = BufferPool::global().acquire(4096);
+        PoolBuffer buf = test_buffers().acquire(4096);
         auto r = co_await closed_path->read(e, buf, 4096, 0);
         EXPECT_EQ(r.status(), NtStatus::InvalidHandle);
         auto w = co_await closed_path->write(e, protocol::Bytes(buf.data(), 10), 0, WriteMode{});
@@ -400,7 +408,7 @@ TEST_F(IoEngine, DirectIoAlignedGoesDirectUnalignedFallsBack) {
     EXPECT_EQ(path->name(), "block+direct");
     const uint32_t a = path->offset_alignment();
     const auto data = pattern(256 * 1024, 21);
-    PoolBuffer src = BufferPool::global().acquire(data.size());
+    PoolBuffer src = test_buffers().acquire(data.size());
     std::memcpy(src.data(), data.data(), data.size());
     run({}, [&](Engine& e) -> asio::awaitable<void> {
         // Aligned offset, length and memory: O_DIRECT, nothing lands in the page cache.
@@ -427,7 +435,7 @@ TEST_F(IoEngine, DirectIoAlignedGoesDirectUnalignedFallsBack) {
         auto w2 = co_await path->write(e, protocol::Bytes(odd.data() + 1, tail.size()), 8 * a,
                                        WriteMode{});
         EXPECT_TRUE(w2);
-        PoolBuffer back = BufferPool::global().acquire(data.size());
+        PoolBuffer back = test_buffers().acquire(data.size());
         auto r = co_await path->read(e, back, data.size(), 0);
         EXPECT_TRUE(r);
         if (r) {
@@ -435,7 +443,7 @@ TEST_F(IoEngine, DirectIoAlignedGoesDirectUnalignedFallsBack) {
             EXPECT_EQ(0, std::memcmp(back.data(), expect.data(), expect.size()));
         }
         // An aligned read of an unaligned length is rounded up inside the buffer and clipped.
-        PoolBuffer part = BufferPool::global().acquire(100);
+        PoolBuffer part = test_buffers().acquire(100);
         auto r2 = co_await path->read(e, part, 100, 0);
         EXPECT_TRUE(r2);
         if (r2) {
@@ -478,7 +486,7 @@ TEST_F(IoEngine, DirectIoOnTmpfsFallsBackOrWorks) {
     run({}, [&](Engine& e) -> asio::awaitable<void> {
         auto w = co_await path->write(e, protocol::Bytes(data.data(), data.size()), 0, WriteMode{});
         EXPECT_TRUE(w);
-        PoolBuffer back = BufferPool::global().acquire(data.size());
+        PoolBuffer back = test_buffers().acquire(data.size());
         auto r = co_await path->read(e, back, data.size(), 0);
         EXPECT_TRUE(r);
         if (r) {
@@ -495,7 +503,7 @@ TEST_F(IoEngine, DirectWriteThroughOrdersWriteBeforeSync) {
     int fd = open_file(dir_.file("dwt"), O_RDWR | O_CREAT | O_TRUNC);
     auto path = BlockDataPath::open(fd, {.direct_io = true});
     if (!path->direct()) GTEST_SKIP() << "no direct I/O on /tmp";
-    PoolBuffer src = BufferPool::global().acquire(65536);
+    PoolBuffer src = test_buffers().acquire(65536);
     const auto data = pattern(65536, 41);
     std::memcpy(src.data(), data.data(), data.size());
     std::vector<CompletionRecord> trace;
@@ -533,13 +541,14 @@ TEST_F(IoEngine, PolledRingCarriesDirectIoOrFallsBack) {
     auto path = BlockDataPath::open(fd, {.direct_io = true, .io_poll = true});
     if (!path->direct()) GTEST_SKIP() << "no direct I/O on /tmp";
     EngineOptions o;
+    o.buffers = &test_buffers();
     o.iopoll = true;
     uint64_t polled = 0;
     bool has_polled_ring = false;
     run(o, [&](Engine& e) -> asio::awaitable<void> {
         has_polled_ring = e.has_ring(RingKind::Polled);
         for (int i = 0; i < 2; ++i) {
-            PoolBuffer buf = BufferPool::global().acquire(65536);
+            PoolBuffer buf = test_buffers().acquire(65536);
             auto r = co_await path->read(e, buf, 65536, 0);
             EXPECT_TRUE(r);
             if (r) {
@@ -577,6 +586,7 @@ TEST_F(IoEngine, SqPollRingCarriesIo) {
     auto path = BlockDataPath::open(fd, {.io_sqpoll = true});
     asio::io_context ctx;
     EngineOptions o;
+    o.buffers = &test_buffers();
     o.sqpoll = true;
     Engine first(ctx.get_executor(), o);
     o.sqpoll_attach_fd = first.sqpoll_fd();
@@ -587,7 +597,7 @@ TEST_F(IoEngine, SqPollRingCarriesIo) {
         ctx,
         [&]() -> asio::awaitable<void> {
             for (Engine* e : {&first, &second}) {
-                PoolBuffer buf = BufferPool::global().acquire(8192);
+                PoolBuffer buf = test_buffers().acquire(8192);
                 auto r = co_await path->read(*e, buf, 8192, 0);
                 EXPECT_TRUE(r);
                 EXPECT_EQ(0, std::memcmp(buf.data(), content.data(), 8192));
@@ -612,10 +622,11 @@ TEST(IoEngineFallback, WithoutARingTheCallsStillWork) {
     int fd = open_file(dir.file("noring"), O_RDWR);
     auto path = BlockDataPath::open(fd, {});
     EngineOptions o;
+    o.buffers = &test_buffers();
     o.force_no_ring = true;
     run(o, [&](Engine& e) -> asio::awaitable<void> {
         EXPECT_FALSE(e.uring_available());
-        PoolBuffer buf = BufferPool::global().acquire(4096);
+        PoolBuffer buf = test_buffers().acquire(4096);
         auto r = co_await path->read(e, buf, 4096, 0);
         EXPECT_TRUE(r);
         if (r) {
@@ -636,7 +647,7 @@ TEST(IoEngineFallback, WithoutARingTheCallsStillWork) {
 
 // The pool's slabs: every pool buffer lies inside one slab, one-off allocations in none.
 TEST(BufferPoolSlabs, PoolBuffersAreInsideSlabs) {
-    auto& pool = BufferPool::global();
+    auto& pool = test_buffers();
     for (size_t size : {size_t(100), size_t(70000), size_t(2u << 20)}) {
         PoolBuffer b = pool.acquire(size);
         const int slab = pool.slab_of(b.data(), b.capacity());

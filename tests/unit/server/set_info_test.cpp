@@ -257,8 +257,8 @@ class NullTransport final : public Transport {
     asio::awaitable<Result<PoolBuffer>> receive() override {
         co_return Error(NtStatus::ConnectionDisconnected);
     }
-    asio::awaitable<Status> send(std::span<const Bytes>) override { co_return Status{}; }
-    TransportKind kind() const override { return TransportKind::Tcp; }
+    using Transport::send;
+    asio::awaitable<Status> send(std::span<const Bytes>, Payload&) override { co_return Status{}; }
     std::string peer() const override { return "test"; }
     std::string peer_address() const override { return "test"; }
     void close() override {}

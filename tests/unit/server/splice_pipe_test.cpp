@@ -72,7 +72,8 @@ TEST(PipePool, CopyOutEmptiesThePipe) {
     const char text[] = "file bytes";
     ASSERT_EQ(::write(p.write_fd(), text, sizeof text), ssize_t(sizeof text));
     p.added(sizeof text);
-    PoolBuffer out;
+    BufferPool buffers;
+    PoolBuffer out = buffers.acquire(p.size());
     ASSERT_TRUE(p.copy_out(out));
     EXPECT_EQ(p.size(), 0u);
     ASSERT_EQ(out.size(), sizeof text);

@@ -41,6 +41,7 @@ bool same_payload(const PoolBuffer& got, const std::vector<uint8_t>& frame) {
 // descriptor the test writes from (on its own thread, so that a writer blocked on a full
 // socket buffer cannot stall the loop that drains it).
 struct Pair {
+    BufferPool buffers;
     asio::io_context ctx;
     std::unique_ptr<TcpTransport> transport;
     int server_fd = -1;
@@ -56,7 +57,7 @@ struct Pair {
         EXPECT_EQ(::connect(peer, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
         tcp::socket s = acc.accept();
         server_fd = s.native_handle();
-        transport = std::make_unique<TcpTransport>(std::move(s), max_message);
+        transport = std::make_unique<TcpTransport>(std::move(s), max_message, buffers);
     }
     ~Pair() {
         if (peer >= 0) ::close(peer);
@@ -242,9 +243,10 @@ TEST(TcpTransport, MessageWithAPipeTail) {
     run(p, [&]() -> asio::awaitable<void> {
         std::array<protocol::Bytes, 1> frags{
             protocol::Bytes(reinterpret_cast<const std::byte*>(head.data()), head.size())};
-        auto st = co_await p.transport->send_with_pipe(frags, pipe);
+        Payload tail(std::move(pipe));
+        auto st = co_await p.transport->send(frags, tail);
         EXPECT_TRUE(st);
-        EXPECT_EQ(pipe.size(), 0u);
+        EXPECT_EQ(tail.size(), 0u);
         std::array<protocol::Bytes, 1> next{
             protocol::Bytes(reinterpret_cast<const std::byte*>(after.data()), after.size())};
         EXPECT_TRUE(co_await p.transport->send(next));
@@ -261,51 +263,31 @@ TEST(TcpTransport, MessageWithAPipeTail) {
     EXPECT_TRUE(std::equal(after.begin(), after.end(), got.begin() + long(second) + 4));
 }
 
-// A transport that cannot splice (the default send_with_pipe) gets the pipe's bytes as one more
-// fragment of an ordinary send.
-TEST(Transport, DefaultSendWithPipeCopiesThePipe) {
-    struct Recording final : Transport {
-        std::vector<uint8_t> sent;
-        asio::awaitable<Result<PoolBuffer>> receive() override {
-            co_return Error(NtStatus::NotSupported);
-        }
-        asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments) override {
-            for (auto& f : fragments) {
-                auto* b = reinterpret_cast<const uint8_t*>(f.data());
-                sent.insert(sent.end(), b, b + f.size());
-            }
-            co_return Status{};
-        }
-        TransportKind kind() const override { return TransportKind::SmbDirect; }
-        std::string peer() const override { return "test"; }
-        std::string peer_address() const override { return "test"; }
-        void close() override {}
-    } t;
-    EXPECT_FALSE(t.splices());
+// Where the transport cannot carry a pipe, or the bytes are needed (signing, sealing), the edge
+// makes the payload memory: the pipe's bytes, once, in a pool buffer.
+TEST(Payload, PipeMadeMemoryHoldsThePipesBytes) {
     auto pool = io::PipePool::make("test");
     const std::vector<uint8_t> data(100000, 0x5a);
     io::SplicePipe pipe = pipe_holding(*pool, data);
     if (!pipe) GTEST_SKIP() << "no 1 MiB pipe here (pipe-max-size)";
-    const std::vector<uint8_t> head = {7, 7, 7};
-    asio::io_context ctx;
-    bool done = false;
-    asio::co_spawn(
-        ctx,
-        [&]() -> asio::awaitable<void> {
-            std::array<protocol::Bytes, 1> frags{
-                protocol::Bytes(reinterpret_cast<const std::byte*>(head.data()), head.size())};
-            EXPECT_TRUE(co_await t.send_with_pipe(frags, pipe));
-            done = true;
-        },
-        [](std::exception_ptr e) {
-            if (e) std::rethrow_exception(e);
-        });
-    ctx.run();
-    ASSERT_TRUE(done);
-    EXPECT_EQ(pipe.size(), 0u);
-    ASSERT_EQ(t.sent.size(), head.size() + data.size());
-    EXPECT_TRUE(std::equal(head.begin(), head.end(), t.sent.begin()));
-    EXPECT_TRUE(std::equal(data.begin(), data.end(), t.sent.begin() + long(head.size())));
+    Payload payload(std::move(pipe));
+    EXPECT_EQ(payload.kind(), PayloadKind::Pipe);
+    EXPECT_EQ(payload.size(), data.size());
+    EXPECT_TRUE(payload.bytes().empty());
+    BufferPool buffers;
+    ASSERT_TRUE(payload.make_memory(buffers));
+    EXPECT_EQ(payload.kind(), PayloadKind::Memory);
+    ASSERT_EQ(payload.size(), data.size());
+    auto b = payload.bytes();
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), reinterpret_cast<const uint8_t*>(b.data())));
+}
+
+// A transport says what it carries: TCP sends pipes itself, every transport sends memory.
+TEST(Transport, TcpCarriesMemoryAndPipes) {
+    Pair p;
+    EXPECT_TRUE(p.transport->carries().has(PayloadKind::Memory));
+    EXPECT_TRUE(p.transport->carries().has(PayloadKind::Pipe));
+    EXPECT_FALSE(p.transport->carries().has(PayloadKind::Mapped));
 }
 
 }  // namespace
