@@ -25,7 +25,7 @@ Connection::Connection(Server& s, asio::any_io_executor ex, std::unique_ptr<Tran
       last_activity_(std::chrono::steady_clock::now()),
       created_(last_activity_),
       watchdog_timer_(ex),
-      reader_wake_(ex) {}
+      reader_wake_(Wakeup::make(ex)) {}
 
 Connection::~Connection() = default;
 
@@ -35,7 +35,7 @@ void Connection::close(std::string_view reason) {
     log_info("conn ", id, " ", transport->peer(), ": closed (", reason, ")");
     transport->close();
     watchdog_timer_.cancel();
-    reader_wake_.cancel();
+    reader_wake_->notify();
     for (auto& [pid, p] : pending_by_mid_)
         p->cancel();
     // Each session this connection is a channel of loses the channel; a session whose last
@@ -114,7 +114,7 @@ void Connection::release_weight(FrameState& fs) {
     bytes_in_flight_ -= fs.weight;
     fs.weight = 0;
     if (reader_paused_ && bytes_in_flight_ < server.limits().max_bytes_in_flight)
-        reader_wake_.cancel();
+        reader_wake_->notify();
 }
 
 asio::awaitable<void> Connection::wait_for_room() {
@@ -128,9 +128,7 @@ asio::awaitable<void> Connection::wait_for_room() {
               max, ") reached with ", bytes_in_flight_, " bytes; reading paused");
     reader_paused_ = true;
     while (!closed_ && bytes_in_flight_ >= max) {
-        reader_wake_.expires_at(asio::steady_timer::time_point::max());
-        boost::system::error_code ec;
-        co_await reader_wake_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        co_await reader_wake_->wait();
     }
     reader_paused_ = false;
 }

@@ -151,7 +151,7 @@ class Connection final : public ConnectionState, public std::enable_shared_from_
     // reader, or the client could never send the CANCEL or unlock that ends it).
     uint64_t bytes_in_flight_ = 0;
     bool reader_paused_ = false;
-    asio::steady_timer reader_wake_;
+    std::shared_ptr<Wakeup> reader_wake_;
     // Frame state of the element currently inside a handler, for go_async.
     std::unordered_map<RequestContext*, FrameState*> frame_of_;
 };

@@ -99,15 +99,9 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
         if (!st) ctx.log().info("cannot watch '", open->path, "': ", status_name(st.status()));
     }
 
-    auto timer = std::make_shared<asio::steady_timer>(ctx.executor());
-    std::weak_ptr<asio::steady_timer> weak_timer = timer;
-    auto exec = ctx.executor();
-    // Runs on the watcher's thread; the timer belongs to this connection's loop.
-    auto id = entry->add_waiter([exec, weak_timer] {
-        asio::post(exec, [weak_timer] {
-            if (auto t = weak_timer.lock()) t->cancel();
-        });
-    });
+    // Woken from the watcher's thread, and when the directory's delete becomes pending.
+    auto wake = Wakeup::make(ctx.executor());
+    auto id = entry->add_waiter(wake->waker());
     const uint32_t out_len = req->output_buffer_length;
     if (auto done = entry->try_complete(id, out_len)) co_return respond(ctx, *done);
 
@@ -115,7 +109,8 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
     // handle destroy it and so complete this request with NOTIFY_CLEANUP.
     const FileKey dir_key{open->device, open->file_id};
     open.reset();
-    ctx.pending->waiter = timer;
+    ctx.pending->waiter = wake;
+    ctx.server.files.when_delete_pending(dir_key, wake->waker());
     if (Status st = co_await ctx.go_async(); !st) {
         entry->remove_waiter(id);  // limit reached, or in the middle of a compound
         co_return st.status();
@@ -129,14 +124,11 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
         // MS-FSA 2.1.5.11 (Open.ChangeNotifyDirectoryMarkedDeleted): once the watched directory's
         // delete is pending (another handle set delete-on-close and went away), pending and
         // later requests fail with STATUS_DELETE_PENDING (smbtorture smb2.notify.rmdir1-4).
-        // The FileTable has no event for that, so a parked request looks every 250 ms.
         if (ctx.server.files.delete_pending(dir_key)) {
             entry->close(NtStatus::DeletePending);
             continue;
         }
-        timer->expires_after(std::chrono::milliseconds(250));
-        boost::system::error_code ec;
-        co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        co_await wake->wait();
     }
 }
 

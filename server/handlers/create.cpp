@@ -658,26 +658,16 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     if (!res && res.status() == NtStatus::OplockBreakInProgress && break_file) {
         // MS-SMB2 3.3.5.9 / 3.3.4.6: the open waits, async, until the holders of the
         // oplocks it breaks acknowledge (or close, or run out of time), then tries again.
-        auto timer = std::make_shared<asio::steady_timer>(ctx.executor());
-        std::weak_ptr<asio::steady_timer> weak_timer = timer;
-        auto exec = ctx.executor();
+        auto wake = Wakeup::make(ctx.executor());
         const auto deadline = std::chrono::steady_clock::now() + kOplockBreakTimeout;
-        ctx.pending->waiter = timer;
+        ctx.pending->waiter = wake;
         // Past `max async requests per connection` the open fails instead of waiting.
         if (Status st = co_await ctx.go_async(); !st) co_return st.status();
         while (!res && res.status() == NtStatus::OplockBreakInProgress && break_file) {
-            // The wake is posted to this loop, so it cannot run before async_wait starts.
-            bool waits = files.when_breaks_resolved(*break_file, [exec, weak_timer] {
-                asio::post(exec, [weak_timer] {
-                    if (auto t = weak_timer.lock()) t->cancel();
-                });
-            });
-            if (waits) {
-                timer->expires_at(deadline);
-                boost::system::error_code ec;
-                co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            if (files.when_breaks_resolved(*break_file, wake->waker())) {
+                const bool woken = co_await wake->wait(deadline);
                 if (ctx.cancelled()) co_return NtStatus::Cancelled;
-                if (!ec) files.expire_breaks(*break_file);  // MS-SMB2 3.3.2.1
+                if (!woken) files.expire_breaks(*break_file);  // MS-SMB2 3.3.2.1
             }
             break_file.reset();
             res = co_await ctx.blocking(open_file);

@@ -22,6 +22,7 @@
 #include "server/payload.h"
 #include "server/state/open.h"
 #include "server/state/session.h"
+#include "server/wakeup.h"
 
 namespace daxsmbd::server {
 
@@ -39,11 +40,11 @@ struct PendingRequest {
     uint64_t message_id = 0;
     uint64_t async_id = 0;  // non-zero once an interim response was sent
     bool cancelled = false;
-    // Wakes a handler parked in wait(); set by the handler before it parks.
-    std::shared_ptr<asio::steady_timer> waiter;
+    // Wakes the handler while it is parked (server/wakeup.h); set by the handler before it parks.
+    std::shared_ptr<Wakeup> waiter;
     void cancel() {
         cancelled = true;
-        if (waiter) waiter->cancel();
+        if (waiter) waiter->notify();
     }
 };
 

@@ -184,16 +184,9 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
 
     // One blocking lock (MS-FSA 2.1.5.8): granted now, or the request goes async and waits for
     // the conflicting locks to go (unlock, close of their open) or for a CANCEL.
-    auto timer = std::make_shared<asio::steady_timer>(ctx.executor());
-    std::weak_ptr<asio::steady_timer> weak_timer = timer;
-    auto exec = ctx.executor();
-    // Runs on whichever thread released the range; the timer belongs to this connection's loop.
-    auto wake = [exec, weak_timer] {
-        asio::post(exec, [weak_timer] {
-            if (auto t = weak_timer.lock()) t->cancel();
-        });
-    };
-    auto waiter = table.lock_or_wait(key, owner, ranges.front(), std::move(wake), max_locks);
+    // Woken from whichever thread released the range.
+    auto wake = Wakeup::make(ctx.executor());
+    auto waiter = table.lock_or_wait(key, owner, ranges.front(), wake->waker(), max_locks);
     if (!waiter) {
         refused_by_limit(waiter.status());
         co_return waiter.status();
@@ -205,7 +198,7 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     // While parked, only the lock table refers to the open (as its owner): a CLOSE of this
     // handle then destroys the Open, whose close hook withdraws the request (OwnerClosed).
     open.reset();
-    ctx.pending->waiter = timer;
+    ctx.pending->waiter = wake;
     if (Status st = co_await ctx.go_async(); !st) {
         // Not allowed to wait (limit, or in the middle of a compound); the lock may have been
         // granted meanwhile.
@@ -218,9 +211,7 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
             if (table.cancel(w) == LockWaiter::State::Cancelled) co_return NtStatus::Cancelled;
             break;
         }
-        timer->expires_at(asio::steady_timer::time_point::max());
-        boost::system::error_code ec;
-        co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        co_await wake->wait();
     }
     switch (w->state()) {
         case LockWaiter::State::Granted:

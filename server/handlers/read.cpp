@@ -27,7 +27,7 @@ namespace {
 
 // READ on a named pipe: the RPC output waiting in the endpoint. A read that finds nothing waits
 // (MS-SMB2 3.3.5.12 lets a blocking-mode pipe read go async) for a WRITE on the same pipe to
-// produce a reply, polling, until the request is cancelled or the pipe closed.
+// produce a reply, until the request is cancelled or the pipe closed.
 asio::awaitable<NtStatus> read_pipe(RequestContext& ctx, const std::shared_ptr<Open>& open,
                                     const ReadRequest& req) {
     // MS-SMB2 3.3.5.12: unbuffered reads make no sense on a pipe (3.0.2 and later).
@@ -36,15 +36,18 @@ asio::awaitable<NtStatus> read_pipe(RequestContext& ctx, const std::shared_ptr<O
         co_return NtStatus::InvalidParameter;
     if (req.length > 0 && open->pipe->pending() == 0) {
         if (Status st = co_await ctx.go_async(); !st) co_return st.status();
-        auto timer = std::make_shared<asio::steady_timer>(ctx.executor());
-        ctx.pending->waiter = timer;
+        // Woken by a WRITE that produced output, by the CLOSE of the pipe, or by a CANCEL.
+        auto wake = Wakeup::make(ctx.executor());
+        ctx.pending->waiter = wake;
+        open->pipe->set_reader_waker(wake->waker());
         while (open->pipe->pending() == 0) {
-            if (ctx.cancelled()) co_return NtStatus::Cancelled;
-            if (ctx.server.opens.find(open->id.volatile_) != open) co_return NtStatus::PipeBroken;
-            timer->expires_after(std::chrono::milliseconds(5));
-            boost::system::error_code ec;
-            co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            if (ctx.cancelled() || ctx.server.opens.find(open->id.volatile_) != open) {
+                open->pipe->set_reader_waker({});
+                co_return ctx.cancelled() ? NtStatus::Cancelled : NtStatus::PipeBroken;
+            }
+            co_await wake->wait();
         }
+        open->pipe->set_reader_waker({});
     }
     ByteVector data = open->pipe->read(req.length);
     ReadResponse resp;

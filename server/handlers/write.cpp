@@ -79,6 +79,7 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
             co_return NtStatus::InvalidParameter;
         auto st = open->pipe->write(req->data);
         if (!st) co_return st.status();
+        open->pipe->wake_reader();  // a READ parked for the reply
         WriteResponse resp;
         resp.count = uint32_t(req->data.size());
         resp.serialize(ctx.body());

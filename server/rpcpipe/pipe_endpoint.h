@@ -3,7 +3,9 @@
 // call it on their connection's loop.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "protocol/bytes.h"
@@ -49,6 +51,25 @@ class PipeEndpoint {
         (void)max;
         return p;
     }
+
+    // The READ parked on this pipe for output (handlers/read.cpp) leaves a waker here; a WRITE
+    // that produced output and the CLOSE of the pipe call wake_reader(). Any thread.
+    void set_reader_waker(std::function<void()> waker) {
+        std::lock_guard lk(reader_mu_);
+        reader_waker_ = std::move(waker);
+    }
+    void wake_reader() {
+        std::function<void()> w;
+        {
+            std::lock_guard lk(reader_mu_);
+            w = reader_waker_;
+        }
+        if (w) w();
+    }
+
+  private:
+    std::mutex reader_mu_;
+    std::function<void()> reader_waker_;
 };
 
 // The endpoint for a pipe name as a client opens it on IPC$ ("srvsvc", "\\srvsvc",

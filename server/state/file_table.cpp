@@ -237,7 +237,7 @@ bool FileTable::remove(const FileKey& key, Token token, const Deleter& deleter) 
     if (o == rec.opens.end()) return false;
     // MS-FSA 2.1.5.4: closing an open that was created with FILE_DELETE_ON_CLOSE marks the file
     // for deletion; the deletion itself waits for the last open.
-    if (o->delete_on_close) rec.delete_pending = true;
+    if (o->delete_on_close) mark_delete_pending_locked(rec);
     set_oplock_locked(*o, oplock::kNone);
     rec.opens.erase(o);
     // A closed open ends its break (MS-SMB2 3.3.4.6: the opener waiting for it goes on).
@@ -256,7 +256,10 @@ Status FileTable::set_delete_pending(const FileKey& key, bool pending) {
     std::lock_guard lk(mu_);
     auto it = files_.find(key);
     if (it == files_.end()) return Error(NtStatus::ObjectNameNotFound);
-    it->second.delete_pending = pending;
+    if (pending)
+        mark_delete_pending_locked(it->second);
+    else
+        it->second.delete_pending = false;
     return {};
 }
 
@@ -264,6 +267,22 @@ bool FileTable::delete_pending(const FileKey& key) const {
     std::lock_guard lk(mu_);
     auto it = files_.find(key);
     return it != files_.end() && it->second.delete_pending;
+}
+
+bool FileTable::when_delete_pending(const FileKey& key, std::function<void()> wake) {
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end() || it->second.delete_pending) return false;
+    it->second.delete_waiters.push_back(std::move(wake));
+    return true;
+}
+
+void FileTable::mark_delete_pending_locked(FileRecord& rec) {
+    rec.delete_pending = true;
+    // The wakers only post to their loops: safe under the table lock.
+    for (auto& w : rec.delete_waiters)
+        w();
+    rec.delete_waiters.clear();
 }
 
 Status FileTable::set_delete_on_close(const FileKey& key, Token token, bool on) {

@@ -114,6 +114,11 @@ class FileTable {
     // means the key is wrong).
     Status set_delete_pending(const FileKey& key, bool pending);
     bool delete_pending(const FileKey& key) const;
+    // Calls `wake` once, from whichever thread makes the delete of `key` pending (a disposition
+    // set, or the close of a delete-on-close open); dropped when the file's last open goes.
+    // False (and `wake` not kept) when the file has no open in the table or its delete is
+    // pending already.
+    bool when_delete_pending(const FileKey& key, std::function<void()> wake);
 
     // Sets or clears one open's own delete-on-close flag (the FILE_DELETE_ON_CLOSE of add()).
     Status set_delete_on_close(const FileKey& key, Token token, bool on);
@@ -173,7 +178,9 @@ class FileTable {
         bool delete_pending = false;
         std::string path;
         std::vector<std::function<void()>> break_waiters;
+        std::vector<std::function<void()>> delete_waiters;  // when_delete_pending
     };
+    static void mark_delete_pending_locked(FileRecord& rec);
     Status check_locked(const FileKey& key, ShareMode mode) const;
     // Starts the breaks `intent` causes; true when the opener has to wait.
     bool start_breaks_locked(FileRecord& rec, const OplockOpenIntent& intent);

@@ -44,6 +44,8 @@ std::shared_ptr<Open> OpenTable::remove(uint64_t volatile_id) {
     auto o = std::move(it->second);
     opens_.erase(it);
     uncount(*o);
+    // A READ parked on a closed pipe ends (STATUS_PIPE_BROKEN).
+    if (o->pipe) o->pipe->wake_reader();
     return o;
 }
 
@@ -60,6 +62,8 @@ std::vector<std::shared_ptr<Open>> OpenTable::remove_if(
             ++it;
         }
     }
+    for (auto& o : out)
+        if (o->pipe) o->pipe->wake_reader();
     return out;
 }
 
