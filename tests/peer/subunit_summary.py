@@ -16,7 +16,16 @@ from datetime import datetime
 
 RESULTS = {"success": "PASS", "successful": "PASS", "failure": "FAIL", "fail": "FAIL",
            "error": "ERROR", "skip": "SKIP", "xfail": "XFAIL", "uxsuccess": "UXPASS"}
-RESULT_LINE = re.compile(r"^(%s)\s*:\s*(\S+)\s*(.*)$" % "|".join(RESULTS))
+# smbtorture's own progress output lacks a line end at times, so a subunit line may follow some
+# of it on the same line ("...ops\n0time: ..."): results and test starts may have a prefix of
+# digits, a time stamp anything before it.
+# Test names may contain spaces ("smb2.delete-on-close-perms.CREATE Existing"); a reason follows
+# as " [" and lines up to a lone "]", or as " [ text ]" on the same line.
+RESULT_LINE = re.compile(r"^\d*(%s)\s*:\s*(.*?)\s*$" % "|".join(RESULTS))
+REASON_START = re.compile(r"^(.*?)\s*\[(\s*multipart)?$")
+REASON_INLINE = re.compile(r"^(.*?)\s+\[\s*(.*?)\s*\]$")
+TIME_LINE = re.compile(r"time: (\d{4}-\d\d-\d\d [\d:.]+Z?)\s*$")
+TEST_LINE = re.compile(r"^\d*test: (.*?)\s*$")
 KINDS = ("PASS", "FAIL", "SKIP", "ERROR", "XFAIL", "UXPASS", "INCOMPLETE")
 
 
@@ -45,11 +54,13 @@ def summarize(lines):
             else:
                 reason.append(line)
             continue
-        if line.startswith("time: "):
-            now = parse_time(line[6:]) or now
+        t = TIME_LINE.search(line)
+        if t:
+            now = parse_time(t.group(1)) or now
             continue
-        if line.startswith("test: "):
-            name = line[6:].strip()
+        t = TEST_LINE.match(line)
+        if t:
+            name = t.group(1)
             started[name] = now
             if name not in tests:
                 order.append(name)
@@ -58,18 +69,23 @@ def summarize(lines):
         m = RESULT_LINE.match(line)
         if not m:
             continue  # smbtorture's own progress text, mixed into the log
-        name, rest = m.group(2), m.group(3).strip()
+        name, multiline, inline = m.group(2), False, ""
+        r = REASON_START.match(name)
+        if r:
+            name, multiline = r.group(1), True
+        else:
+            r = REASON_INLINE.match(name)
+            if r:
+                name, inline = r.group(1), r.group(2)
         if name not in tests:
             order.append(name)
             tests[name] = ["INCOMPLETE", None, ""]
         tests[name][0] = RESULTS[m.group(1)]
-        tests[name][2] = ""
+        tests[name][2] = inline
         if started.get(name) and now:
             tests[name][1] = (now - started[name]).total_seconds()
-        if rest == "[" or rest.startswith("[ multipart"):
+        if multiline:
             reason_of, reason = name, []
-        elif rest.startswith("[") and rest.endswith("]"):
-            tests[name][2] = rest[1:-1].strip()
     return [(n, *tests[n]) for n in order]
 
 
