@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # variables here are read by the scripts sourcing it
 # Host-side helpers of the VM tests (tests/vm/*.sh): the VM image, the daxsmbd build, and a
 # staging directory that the guest sees as /host (9p) with the binaries and the shared libraries
 # the guest image lacks.
