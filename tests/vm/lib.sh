@@ -41,15 +41,24 @@ vm_ensure_binaries() {
 }
 
 # vm_stage DIR [MORE-BINARIES...]: bin/ (daxsmbd, daxsmbd-admin, and the named build outputs),
-# lib/ (every shared library they load except glibc's own, which the Debian 12 guest has in the
-# same version), and the guest scripts.
+# lib/ (every shared library they load except glibc's own, which a Debian 12 or 13 guest has in
+# the same or a newer version), and the guest scripts. Each program in bin/ is a wrapper that
+# execs the binary (bin/elf/) with lib/ on its library path: only our binaries see those
+# libraries, so the guest's own programs (smbclient) keep the guest's versions, which on a
+# newer guest are newer than the host's.
 vm_stage() {
     local dir=$1 bin lib
     shift
-    mkdir -p "$dir/bin" "$dir/lib"
-    cp "$DAXSMBD_BUILD/daxsmbd" "$DAXSMBD_BUILD/daxsmbd-admin" "$dir/bin/"
-    for bin in "$@"; do cp "$DAXSMBD_BUILD/$bin" "$dir/bin/"; done
-    for bin in "$dir"/bin/*; do
+    mkdir -p "$dir/bin/elf" "$dir/lib"
+    for bin in daxsmbd daxsmbd-admin "$@"; do
+        cp "$DAXSMBD_BUILD/$bin" "$dir/bin/elf/"
+        # exec: the wrapper's PID is the program's (the guest scripts signal the server by it).
+        # shellcheck disable=SC2016  # expanded in the guest
+        printf '#!/bin/sh\nd=$(dirname "$0")\nLD_LIBRARY_PATH=$d/../lib exec "$d/elf/%s" "$@"\n' "$bin" \
+            >"$dir/bin/$bin"
+        chmod 755 "$dir/bin/$bin"
+    done
+    for bin in "$dir"/bin/elf/*; do
         ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
             case $(basename "$lib") in
                 libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | ld-linux*) ;;
