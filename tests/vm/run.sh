@@ -7,7 +7,8 @@
 #      verify on the same NVDIMM backing file).
 # Exits non-zero on any failure. About 5-7 minutes (VM_DURABILITY=0 skips 2.+3.).
 #
-#   tests/vm/run.sh            (as root: qemu, and the image build when missing)
+#   tests/vm/run.sh            (as root: qemu, and the image build when missing or out of date)
+#   GUEST=trixie tests/vm/run.sh   the same in the Debian 13 guest (kernel 7.x)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
