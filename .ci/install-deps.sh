@@ -27,7 +27,7 @@ TEST_PKGS=(
     python3 python3-impacket fio iperf3 sockperf
     attr xxd procps iproute2 shellcheck
 )
-VM_PKGS=(qemu-system-x86 qemu-utils debootstrap e2fsprogs) # tests/vm, ../shared/vm
+VM_PKGS=(qemu-system-x86 qemu-utils debootstrap e2fsprogs) # tests/vm: the guest image and qemu
 CLUSTER_PKGS=(etcd-server etcd-client)                      # cluster membership tests
 
 case "${1:-}" in

@@ -9,17 +9,13 @@
 #   bench_start_daxsmbd      # DAX_PID DAX_PORT (BENCH_DAX_GLOBAL: extra [global] lines,
 #                            #   BENCH_DAX_SHARE: extra [data] lines, e.g. "use sendfile = no")
 #   bench_start_samba        # SAMBA_PID SAMBA_PORT (the main smbd; it forks one per connection)
-# Environment: DAXSMBD_BUILD (default <repo>/build), DAXSMBD_SHARED (default ../shared),
-# BENCH_DIR (default a new /var/tmp/daxsmbd-bench.XXXXXX), PIN_CPU (taskset -c for the servers).
+# Environment: DAXSMBD_BUILD (default <repo>/build), BENCH_DIR (default a new
+# /var/tmp/daxsmbd-bench.XXXXXX), PIN_CPU (taskset -c for the servers).
 
 BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${DAXSMBD_BUILD:-$BENCH_ROOT/build}
-# ../shared beside the repository; from a git worktree elsewhere, beside the main checkout.
-SHARED=${DAXSMBD_SHARED:-$(cd "$BENCH_ROOT/.." && pwd)/shared}
-if [ ! -d "$SHARED" ] && common=$(git -C "$BENCH_ROOT" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-    SHARED=$(cd "$common/../.." && pwd)/shared
-fi
-PEER=$SHARED/peer
+# The private Samba (tests/peer/samba-peer.sh).
+PEER=$BENCH_ROOT/tests/peer
 BENCH_NAME=bench
 DAX_PID="" SAMBA_STARTED=0 KEEP=${KEEP:-0}
 PIN=()
@@ -112,7 +108,7 @@ ${BENCH_DAX_GLOBAL:-}
     read only = no
 ${BENCH_DAX_SHARE:-}
 EOC
-    # Both servers act as the Unix account alice on disk (the peer's samba-peer.sh makes the
+    # Both servers act as the Unix account alice on disk (tests/peer/samba-peer.sh makes the
     # same account), so the comparison includes the cost of per-user credentials on each side.
     id alice >/dev/null 2>&1 || useradd --no-create-home --shell /usr/sbin/nologin alice
     [ -e "$BENCH_DIR/dax/users.db" ] || printf 'pw\n' | "$BUILD/daxsmbd-admin" -s "$DAX_CONF" user add alice >/dev/null

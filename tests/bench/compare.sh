@@ -3,12 +3,12 @@
 # benchmarks are not timed tests).
 #
 # Starts build/daxsmbd (generated configuration, a free loopback port, a temp share) and a
-# private Samba (../shared/peer/samba-peer.sh, its own PEER_DIR and port) on two share
+# private Samba (tests/peer/samba-peer.sh, its own PEER_DIR and port) on two share
 # directories holding the same test file (random data, copied from one source), then, per
 # repetition and case, measures both servers with our load generator (build/daxsmbd-load, which
 # also reads the server's CPU time from /proc) and with the third-party libsmbclient client
-# (../shared/peer/smbload), plus local fio on the same file (the no-network limit) and iperf3 on
-# loopback (the network limit). Prints one table of medians over the repetitions.
+# (build/smbload, tests/bench/smbload_main.cpp), plus local fio on the same file (the no-network
+# limit) and iperf3 on loopback (the network limit). Prints one table of medians.
 #
 #   tests/bench/compare.sh [--duration SEC] [--ramp SEC] [--repeats N] [--size SIZE]
 #                          [--cases LIST] [--no-smbload] [--no-limits] [--keep] [--out DIR]
@@ -54,6 +54,9 @@ done
 
 bench_init compare
 for t in fio iperf3; do command -v "$t" >/dev/null || die "$t missing (.ci/install-deps.sh)"; done
+if [ "$SMBLOAD" = 1 ] && [ ! -x "$BUILD/smbload" ]; then
+    die "$BUILD/smbload is not built (ninja -C build smbload; it needs libsmbclient-dev), or use --no-smbload"
+fi
 
 TMO=$(awk -v d="$DURATION" -v r="$RAMP" 'BEGIN { print int(d + r) + 120 }')  # per client run
 SIZE_BYTES=$(size_bytes "$SIZE")
@@ -99,7 +102,7 @@ run_smbload() { # rep case server port
     local rep=$1 c=$2 srv=$3 port=$4 op bs conns wt out
     read -r op bs conns wt <<<"${CASE_ARGS[$c]}"
     [ "$wt" = 1 ] && return 0  # smbload has no write-through option
-    out=$("${PIN[@]}" timeout -k 5 "$TMO" "$PEER/smbload" --host 127.0.0.1 --port "$port" \
+    out=$("${PIN[@]}" timeout -k 5 "$TMO" "$BUILD/smbload" --host 127.0.0.1 --port "$port" \
         --share data --user alice --password pw --file bench.dat --size "$SIZE" --prepare never \
         --op "$op" --bs "$bs" --workers "$conns" --duration "$DURATION" --ramp "$RAMP" 2>>"$OUT/errors.log" |
         grep '^{' | tail -n 1 || true)

@@ -1,8 +1,9 @@
 #!/bin/bash
-# DAX vs block path, in the VM (../shared/vm, software-emulated: report ratios, not absolute
-# figures). One boot: ext4 -o dax on the emulated NVDIMM, daxsmbd serving the same directory with
-# "dax = on" and with "dax = off" (and "dax = on" with each "dax flush" instruction the CPU has),
-# the load generator daxsmbd-load (tests/bench/load_main.cpp) in the guest on loopback:
+# DAX vs block path, in the VM (tests/vm/run-in-vm.sh, software-emulated: report ratios, not
+# absolute figures). One boot: ext4 -o dax on the emulated NVDIMM, daxsmbd serving the same
+# directory with "dax = on" and with "dax = off" (and "dax = on" with each "dax flush"
+# instruction the CPU has), the load generator daxsmbd-load (tests/bench/load_main.cpp) in the
+# guest on loopback:
 #   4K write-through (SMB2_WRITEFLAG_WRITE_THROUGH) QD1 latency and IOPS with 1 and 8
 #   connections, 4K random read QD1 and 8 connections, 1 MiB sequential write and read streams,
 #   server CPU per I/O (utime+stime of daxsmbd); then 4K write-through QD1 with each
@@ -27,7 +28,7 @@ cp "$VM_ROOT/tests/bench/dax_bench_guest.sh" "$STAGE/"
 echo "${BENCH_SECONDS:-4}" >"$STAGE/seconds"
 echo "${BENCH_REPS:-2}" >"$STAGE/reps"
 [ -z "${BENCH_JOBS:-}" ] || cp "$BENCH_JOBS" "$STAGE/jobs"
-VM_TIMEOUT=900 "$SHARED_DIR/vm/run-in-vm.sh" "$STAGE/dax_bench_guest.sh" "$STAGE"
+VM_TIMEOUT=900 vm_run "$STAGE/dax_bench_guest.sh" "$STAGE"
 
 /usr/bin/python3 - "$STAGE" >"$OUT" <<'PY'
 import json, os, re, sys

@@ -5,7 +5,8 @@
 #   - a test that passes but is not expected to is an improvement: reported, not a failure
 #     (run with --update to record it);
 #   - the server dying during a suite fails the run (it is restarted for the next suite).
-# Prints a per-suite table of passes next to Samba's (../shared/peer/smbtorture-samba-baseline.txt).
+# Prints a per-suite table of passes next to Samba's (tests/peer/smbtorture-samba-baseline.txt,
+# made by tests/peer/smbtorture-baseline.sh with the same suites and runner).
 #
 #   tests/interop/smbtorture.sh [--update] [SUITE...]
 #     --update   rewrite the expected file with this run's results (for the suites run; lines of
@@ -16,19 +17,17 @@
 #     the same against Samba (see lib.sh).
 # smb2.session-require-signing runs against the server restarted with "server signing = mandatory"
 # (what the suite tests); every other suite against the default configuration.
-# Expected file format: one "suite.test RESULT" line per test (RESULT as subunit-summary.py
-# prints it: PASS FAIL SKIP ERROR XFAIL UXPASS INCOMPLETE); '#' starts a comment.
+# Expected file format: one "suite.test RESULT" line per test (RESULT as
+# tests/peer/subunit_summary.py prints it: PASS FAIL SKIP ERROR XFAIL UXPASS INCOMPLETE); '#'
+# starts a comment.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../peer/torture_lib.sh
+. "$INTEROP_ROOT/tests/peer/torture_lib.sh"
 
-DEFAULT_SUITES="smb2.connect smb2.read smb2.rw smb2.getinfo smb2.setinfo smb2.dir smb2.create
-smb2.compound smb2.credits smb2.lock smb2.session smb2.session-require-signing smb2.tcon
-smb2.acls smb2.sdread smb2.delete-on-close-perms"
 HERE=$(cd "$(dirname "$0")" && pwd)
 EXPECTED=${SMBTORTURE_EXPECTED:-$HERE/smbtorture-expected.txt}
-BASELINE=$SHARED_DIR/peer/smbtorture-samba-baseline.txt
-SUMMARIZE=$SHARED_DIR/peer/subunit-summary.py
 TMO=${SMBTORTURE_TIMEOUT:-300}
 BUDGET=${SMBTORTURE_BUDGET:-2400}
 LOGDIR=${TORTURE_LOGDIR:-$DAXSMBD_BUILD/smbtorture-logs}
@@ -39,7 +38,7 @@ for a in "$@"; do
     case $a in
         --update) UPDATE=1 ;;
         -h | --help)
-            sed -n '2,22p' "$0"
+            sed -n '2,24p' "$0"
             exit 0
             ;;
         -*)
@@ -50,10 +49,9 @@ for a in "$@"; do
     esac
 done
 # shellcheck disable=SC2206  # the default list is split on whitespace on purpose
-[ ${#SUITES[@]} -gt 0 ] || SUITES=($DEFAULT_SUITES)
+[ ${#SUITES[@]} -gt 0 ] || SUITES=($TORTURE_SUITES)
 
 command -v smbtorture >/dev/null || die "smbtorture is not installed (package samba-testsuite)"
-[ -r "$SUMMARIZE" ] || die "$SUMMARIZE not found (../shared beside the repository)"
 [ -f "$EXPECTED" ] || die "$EXPECTED not found"
 
 # The server's "server signing" (daxsmbd and Samba both take the key): replaced or added in
@@ -91,15 +89,9 @@ for s in "${SUITES[@]}"; do
     if [ "$s" = smb2.session-require-signing ]; then set_server_signing mandatory; fi
     # Each suite starts from an empty share, as the Samba baseline did.
     find "$DATA_DIR" -mindepth 1 -delete 2>/dev/null || true
-    rc=0
     t0=$SECONDS
-    # smbtorture leaves temp dirs in its working directory: run it in the log dir.
-    (cd "$LOGDIR" && timeout -k 10 "$tmo" smbtorture --configfile="$TESTDIR/client.conf" \
-        "//127.0.0.1/data" -p "$PORT" -U "$SMB_USER%$SMB_PASS" --format=subunit --fullname \
-        "$s" >"$LOGDIR/$s.log" 2>&1) || rc=$?
-    [ "$rc" -eq 124 ] && rc="124-timeout${tmo}s"
-    /usr/bin/python3 "$SUMMARIZE" "$s" "$LOGDIR/$s.log" "$rc" >"$LOGDIR/$s.summary"
-    log "$(tail -n 1 "$LOGDIR/$s.summary") wall=$((SECONDS - t0))s"
+    totals=$(torture_suite "$s" "$PORT" "$LOGDIR" "$tmo" "$TESTDIR/client.conf" "$SMB_USER" "$SMB_PASS")
+    log "$totals wall=$((SECONDS - t0))s"
     if ! server_alive; then
         log "$s: the server died during this suite"
         echo "$s: the server died during this suite" >>"$LOGDIR/problems"
@@ -190,7 +182,7 @@ sys.exit(1 if regressions else 0)
 EOF
 
 rc=0
-/usr/bin/python3 "$LOGDIR/compare.py" "$EXPECTED" "$BASELINE" "$LOGDIR" "$UPDATE" "${SUITES[@]}" || rc=$?
+/usr/bin/python3 "$LOGDIR/compare.py" "$EXPECTED" "$TORTURE_BASELINE" "$LOGDIR" "$UPDATE" "${SUITES[@]}" || rc=$?
 if [ -s "$LOGDIR/problems" ]; then
     sed 's/^/PROBLEM     /' "$LOGDIR/problems"
     rc=1

@@ -35,7 +35,7 @@ BLOCKS=$(sed -n 's/^BLOCKS=//p' "$SHARE/guest_durability.sh")
 
 echo write >"$SHARE/phase"
 rc=0
-VM_TIMEOUT=300 "$SHARED_DIR/vm/run-in-vm.sh" "$SHARE/guest_durability.sh" "$SHARE" || rc=$?
+VM_TIMEOUT=300 vm_run "$SHARE/guest_durability.sh" "$SHARE" || rc=$?
 # The crash makes the guest die without reporting an exit code (125).
 acked=$(cat "$SHARE/acked" 2>/dev/null || true)
 if [ "$rc" != 125 ] || [ -z "$acked" ]; then
@@ -61,7 +61,7 @@ phase=verify
 [ "${DURABILITY_NEGATIVE:-0}" = 1 ] && phase=verify-tampered
 echo "$phase" >"$SHARE/phase"
 rc=0
-VM_TIMEOUT=120 "$SHARED_DIR/vm/run-in-vm.sh" "$SHARE/guest_durability.sh" "$SHARE" || rc=$?
+VM_TIMEOUT=120 vm_run "$SHARE/guest_durability.sh" "$SHARE" || rc=$?
 if [ "$phase" = verify-tampered ]; then
     want=$(printf '10 differs\n%s missing\n' "$acked")
     if [ "$rc" = 1 ] && [ "$(cat "$SHARE/bad_blocks" 2>/dev/null)" = "$want" ]; then
@@ -72,6 +72,6 @@ if [ "$phase" = verify-tampered ]; then
     exit 1
 fi
 if [ "$rc" = 0 ]; then vlog "PASS: all $BLOCKS acknowledged write-through blocks survived the crash"; else
-    vlog "FAIL (verify boot exit $rc); guest console: $VMCACHE/last-console.log"
+    vlog "FAIL (verify boot exit $rc); guest console: $VM_CONSOLE_LOG"
 fi
 exit "$rc"

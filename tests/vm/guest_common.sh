@@ -2,7 +2,6 @@
 # Guest-side helpers (sourced by the guest_*.sh scripts, which run as root inside the VM with the
 # staging directory at /host): checks, a daxsmbd on a loopback port, the emulated NVDIMM.
 H=${VMRUN_HOST:-/host}
-export LD_LIBRARY_PATH=$H/lib
 DAXSMBD=$H/bin/daxsmbd
 ADMIN=$H/bin/daxsmbd-admin
 PORT=10445

@@ -1,5 +1,5 @@
 #!/bin/bash
-# VM tests of daxsmbd (../shared/vm's Debian 12 guest, software-emulated), three boots:
+# VM tests of daxsmbd (tests/vm/build-image.sh's Debian 12 guest, software-emulated), three boots:
 #   1. tests/vm/guest_dax.sh: the DAX path on an emulated NVDIMM (/dev/pmem0, fsdax) with ext4 and
 #      xfs mounted -o dax, checked with smbclient and the Linux kernel client, plus the kernel
 #      client on a plain (non-DAX) share;
@@ -7,7 +7,8 @@
 #      verify on the same NVDIMM backing file).
 # Exits non-zero on any failure. About 5-7 minutes (VM_DURABILITY=0 skips 2.+3.).
 #
-#   tests/vm/run.sh            (as root: qemu, and the image build when missing)
+#   tests/vm/run.sh            (as root: qemu, and the image build when missing or out of date)
+#   GUEST=trixie tests/vm/run.sh   the same in the Debian 13 guest (kernel 7.x)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -18,9 +19,9 @@ STAGE=$(mktemp -d /tmp/daxsmbd-vm.XXXXXX)
 vm_stage "$STAGE"
 vlog "staged in $STAGE: $(ls "$STAGE/lib" | wc -l) libraries"
 rc=0
-VM_TIMEOUT=${VM_TIMEOUT:-900} "$SHARED_DIR/vm/run-in-vm.sh" "$STAGE/guest_dax.sh" "$STAGE" || rc=$?
+VM_TIMEOUT=${VM_TIMEOUT:-900} vm_run "$STAGE/guest_dax.sh" "$STAGE" || rc=$?
 if [ "$rc" != 0 ]; then
-    vlog "FAILED (exit $rc); guest console: $VMCACHE/last-console.log"
+    vlog "FAILED (exit $rc); guest console: $VM_CONSOLE_LOG"
     for f in "$STAGE"/daxsmbd-*.log; do
         [ -f "$f" ] && { vlog "--- $(basename "$f") (last lines)"; tail -20 "$f" >&2; }
     done
