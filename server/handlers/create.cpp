@@ -466,7 +466,7 @@ Attempt create_new(const std::shared_ptr<const vfs::ShareRoot>& root, FileTable&
 Status validate_create(const CreateParams& p) {
     // MS-SMB2 3.3.5.9 / 2.2.13: ImpersonationLevel is 0..3.
     if (p.impersonation_level > impersonation_level::kDelegate)
-        return Error(kStatusBadImpersonationLevel);
+        return Error(NtStatus::BadImpersonationLevel);
     // MS-FSA 2.1.5.1 phase 1: invalid parameter combinations.
     if (p.create_disposition > cd::kMax) return Error(NtStatus::InvalidParameter);
     if (p.create_options & kReservedCreateOptions) return Error(NtStatus::InvalidParameter);
@@ -562,7 +562,7 @@ constexpr auto kOplockBreakTimeout = std::chrono::seconds(35);
 NtStatus create_pipe(RequestContext& ctx, const CreateRequest& req) {
     // MS-SMB2 3.3.5.9 "Open Execution": pipes refuse the Delegate level.
     if (req.impersonation_level >= impersonation_level::kDelegate)
-        return kStatusBadImpersonationLevel;
+        return NtStatus::BadImpersonationLevel;
     std::string_view name = req.name;
     if (!name.empty() && name.front() == '\\') name.remove_prefix(1);
     auto ep = rpcpipe::make_pipe_endpoint(ctx.server, name);

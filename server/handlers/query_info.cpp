@@ -101,7 +101,7 @@ asio::awaitable<NtStatus> query_full_ea(RequestContext& ctx, std::shared_ptr<Ope
         if (by_name) {
             // SL_RESTART_SCAN and SL_INDEX_SPECIFIED do not apply to a named list.
             auto names = FileGetEaInfo::decode(req.input);
-            if (!names) return Error(info::kStatusEaListInconsistent);
+            if (!names) return Error(NtStatus::EaListInconsistent);
             for (const auto& n : names->names) {
                 DAX_TRY(auto ea, vfs::get_ea(open->fd, n));
                 // An EA the file does not have comes back with an empty value.
@@ -113,7 +113,7 @@ asio::awaitable<NtStatus> query_full_ea(RequestContext& ctx, std::shared_ptr<Ope
         } else {
             if (req.flags & query_info_flags::kRestartScan) open->ea_index = 0;
             start = open->ea_index;
-            if (start >= all.size()) return Error(info::kStatusNoMoreEas);
+            if (start >= all.size()) return Error(NtStatus::NoMoreEas);
             for (size_t i = start; i < all.size(); ++i)
                 list.entries.push_back(FullEaEntry{0, all[i].name, all[i].value});
         }

@@ -20,7 +20,7 @@ constexpr size_t kMaxEaValue = 65535;  // EaValueLength is 16 bits
 NtStatus xattr_error(int err) {
     switch (err) {
         case ENOTSUP:
-            return kStatusEasNotSupported;
+            return NtStatus::EasNotSupported;
         case ENOSPC:
         case E2BIG:
         case ERANGE:
@@ -162,7 +162,7 @@ Result<std::vector<Ea>> list_eas(int fd) {
 }
 
 Result<std::optional<Ea>> get_ea(int fd, std::string_view name) {
-    if (!is_valid_ea_name(name)) return Error(kStatusInvalidEaName);
+    if (!is_valid_ea_name(name)) return Error(NtStatus::InvalidEaName);
     // Fast path: the canonical upper-case spelling.
     const std::string canonical = std::string(kUserPrefix) + ascii_upper(name);
     DAX_TRY(auto value, xattr_value(fd, canonical));
@@ -181,7 +181,7 @@ Status set_ea(int fd, std::string_view name, std::span<const std::byte> value) {
 
 Status set_eas(int fd, std::span<const Ea> eas) {
     for (const auto& ea : eas) {
-        if (!is_valid_ea_name(ea.name)) return Error(kStatusInvalidEaName);
+        if (!is_valid_ea_name(ea.name)) return Error(NtStatus::InvalidEaName);
         if (ea.value.size() > kMaxEaValue) return Error(NtStatus::EaTooLarge);
     }
     // Simulate the list after all changes to enforce the MS-FSA size limit up front.

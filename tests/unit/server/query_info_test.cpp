@@ -638,7 +638,7 @@ TEST_F(QueryInfoHandler, FullEaEnumeration) {
     ASSERT_TRUE(list);
     ASSERT_EQ(list->entries.size(), 2u);
     // The enumeration is at its end now.
-    EXPECT_EQ(query(*f, info_type::kFile, 15, 4096).status, info::kStatusNoMoreEas);
+    EXPECT_EQ(query(*f, info_type::kFile, 15, 4096).status, NtStatus::NoMoreEas);
     // One at a time.
     r = query(*f, info_type::kFile, 15, 4096, 0, qf::kRestartScan | qf::kReturnSingleEntry);
     ASSERT_EQ(r.status, NtStatus::Success);
@@ -646,7 +646,7 @@ TEST_F(QueryInfoHandler, FullEaEnumeration) {
     r = query(*f, info_type::kFile, 15, 4096, 0, qf::kReturnSingleEntry);
     ASSERT_EQ(r.status, NtStatus::Success);
     EXPECT_EQ(FileFullEaInfo::decode(r.data())->entries.size(), 1u);
-    EXPECT_EQ(query(*f, info_type::kFile, 15, 4096).status, info::kStatusNoMoreEas);
+    EXPECT_EQ(query(*f, info_type::kFile, 15, 4096).status, NtStatus::NoMoreEas);
     // Room for one entry (15 or 19 bytes, not both: 35): BUFFER_OVERFLOW, then the
     // rest; a buffer too small for any entry: BUFFER_TOO_SMALL.
     EXPECT_EQ(query(*f, info_type::kFile, 15, 3, 0, qf::kRestartScan).status,

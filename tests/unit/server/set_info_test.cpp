@@ -603,12 +603,12 @@ TEST_F(SetInfoHandler, ExtendedAttributes) {
     ASSERT_EQ(set_file(*f, 15, buf), NtStatus::Success);
     EXPECT_FALSE(*vfs::get_ea(f->fd, "NEWEA"));
     // Malformed lists and bad flags.
-    EXPECT_EQ(set_file(*f, 15, ByteVector(8, std::byte{0xff})), info::kStatusEaListInconsistent);
+    EXPECT_EQ(set_file(*f, 15, ByteVector(8, std::byte{0xff})), NtStatus::EaListInconsistent);
     eas.entries[0] = FullEaEntry{0x01, "X", {std::byte{1}}};
     buf.clear();
     ByteWriter w3(buf);
     eas.encode(w3);
-    EXPECT_EQ(set_file(*f, 15, buf), kStatusInvalidEaName);
+    EXPECT_EQ(set_file(*f, 15, buf), NtStatus::InvalidEaName);
     auto ro = open("f.txt", am::kFileReadData);
     EXPECT_EQ(set_file(*ro, 15, buf), NtStatus::AccessDenied);
 }
@@ -619,7 +619,7 @@ TEST_F(SetInfoHandler, ClassesSecurityFileSystemAndLimits) {
               NtStatus::InvalidInfoClass);
     EXPECT_EQ(set_file(*f, fic::kFilePipeInformation, ByteVector(8)), NtStatus::NotSupported);
     EXPECT_EQ(set_file(*f, fic::kFileShortNameInformation, enc(FileNameInfo{"F~1.TXT"})),
-              info::kStatusShortNamesNotEnabled);
+              NtStatus::ShortNamesNotEnabledOnVolume);
     EXPECT_EQ(set_file(*f, 13, ByteVector(65537, std::byte{0})), NtStatus::InvalidParameter);
     // Security: the access checks of MS-SMB2 3.3.5.21.3, then the descriptor is parsed and
     // stored (security_info_test.cpp).
@@ -628,7 +628,7 @@ TEST_F(SetInfoHandler, ClassesSecurityFileSystemAndLimits) {
     EXPECT_EQ(set(*plain, info_type::kSecurity, 0, ByteVector(20), 0x1), NtStatus::AccessDenied);
     EXPECT_EQ(set(*f, info_type::kSecurity, 0, ByteVector(20), 0x8), NtStatus::AccessDenied);
     EXPECT_EQ(set(*f, info_type::kSecurity, 0, ByteVector(20), 0x7),
-              protocol::kStatusInvalidSecurityDescr);
+              NtStatus::InvalidSecurityDescr);
     ByteVector null_dacl(20);
     null_dacl[0] = std::byte{1};     // Revision
     null_dacl[2] = std::byte{0x04};  // SE_DACL_PRESENT, OffsetDacl 0: NULL DACL

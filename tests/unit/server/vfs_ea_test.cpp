@@ -128,8 +128,8 @@ TEST_F(VfsEa, Errors) {
     share_file("f");
     auto root = open_share();
     auto fd = open_file(root, "f");
-    EXPECT_EQ(set_ea(fd.get(), "BAD:NAME", bytes("1")).status(), kStatusInvalidEaName);
-    EXPECT_EQ(get_ea(fd.get(), "BAD*").status(), kStatusInvalidEaName);
+    EXPECT_EQ(set_ea(fd.get(), "BAD:NAME", bytes("1")).status(), NtStatus::InvalidEaName);
+    EXPECT_EQ(get_ea(fd.get(), "BAD*").status(), NtStatus::InvalidEaName);
     std::vector<std::byte> huge(65536, std::byte{1});
     EXPECT_EQ(set_ea(fd.get(), "HUGE", huge).status(), NtStatus::EaTooLarge);
     // The list-size limit is checked before anything is written.
@@ -138,7 +138,7 @@ TEST_F(VfsEa, Errors) {
     EXPECT_EQ(set_eas(fd.get(), batch).status(), NtStatus::EaTooLarge);
     EXPECT_TRUE(list_eas(fd.get())->empty());
     std::vector<Ea> bad_second{{"GOOD", bytes("1"), 0}, {"B?D", bytes("2"), 0}};
-    EXPECT_EQ(set_eas(fd.get(), bad_second).status(), kStatusInvalidEaName);
+    EXPECT_EQ(set_eas(fd.get(), bad_second).status(), NtStatus::InvalidEaName);
     EXPECT_TRUE(list_eas(fd.get())->empty());
 }
 
