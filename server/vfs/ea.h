@@ -71,4 +71,12 @@ Status set_eas(int fd, std::span<const Ea> eas);
 // EaSize of FileEaInformation: ea_list_size(list_eas(fd)); 0 when there are none.
 Result<uint32_t> ea_size(int fd);
 
+// The same for the entry `name` of the open directory `dirfd` without opening it (a directory
+// listing reports every entry's EaSize, MS-FSCC 2.4.8): its xattrs are listed through
+// /proc/self/fd/<dirfd>/<name> with llistxattr/lgetxattr, which never follow a final symlink (a
+// symlink reports its own xattrs: none), and only the sizes of the values are read. `name` must
+// be one component of the directory (not "." or "..", no '/'): STATUS_OBJECT_NAME_INVALID
+// otherwise, so the path never leaves the directory.
+Result<uint32_t> ea_size_at(int dirfd, std::string_view name);
+
 }  // namespace daxsmbd::server::vfs
