@@ -1,5 +1,6 @@
 // Helpers the in-process end-to-end tests share: status assertions on client replies, a
-// deterministic data pattern, and reading a file of the share straight from disk.
+// server-side copy, and (from tests/support/test_data.h) a deterministic data pattern and
+// reading a file of the share straight from disk.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "protocol/ioctl.h"
 #include "protocol/status.h"
 #include "tests/client/smb2_client.h"
+#include "tests/support/test_data.h"
 
 namespace daxsmbd::client {
 
@@ -40,27 +42,9 @@ template <class R>
 #define EXPECT_STATUS(r, want) EXPECT_TRUE(::daxsmbd::client::has_status((r), (want)))
 #define ASSERT_STATUS(r, want) ASSERT_TRUE(::daxsmbd::client::has_status((r), (want)))
 
-// `n` pseudo-random bytes (xorshift32), the same for the same seed.
-inline protocol::ByteVector pattern(size_t n, uint32_t seed) {
-    protocol::ByteVector v(n);
-    uint32_t x = seed * 2654435761u + 1;
-    for (auto& b : v) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = std::byte(x);
-    }
-    return v;
-}
-
-// The whole file at `path` (empty when it cannot be read).
-inline protocol::ByteVector file_contents(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    std::vector<char> v((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    protocol::ByteVector out(v.size());
-    if (!v.empty()) std::memcpy(out.data(), v.data(), v.size());
-    return out;
-}
+// Test data (tests/support/test_data.h).
+using test_support::file_contents;
+using test_support::pattern;
 
 // A server-side copy (MS-SMB2 3.3.5.15.6): FSCTL_SRV_REQUEST_RESUME_KEY on `source`, then
 // FSCTL_SRV_COPYCHUNK_WRITE of `chunks` on `dest`. The status of the copy and its

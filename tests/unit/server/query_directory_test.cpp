@@ -28,6 +28,8 @@
 #include "server/vfs/dir.h"
 #include "server/vfs/ea.h"
 #include "server/vfs/open.h"
+#include "tests/support/null_transport.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -37,24 +39,8 @@ using namespace daxsmbd::server;
 namespace asio = boost::asio;
 namespace fic = protocol::file_info_class;
 namespace info = daxsmbd::server::handlers::info;
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char t[] = "/tmp/daxsmbd-qdir-XXXXXX";
-        path = ::mkdtemp(t);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    void file(const std::string& rel, const std::string& data = "") const {
-        std::ofstream(path + "/" + rel) << data;
-    }
-    void dir(const std::string& rel) const { ::mkdir((path + "/" + rel).c_str(), 0755); }
-    uint64_t ino(const std::string& rel) const {
-        struct stat st {};
-        ::stat((path + "/" + rel).c_str(), &st);
-        return st.st_ino;
-    }
-};
+using test_support::NullTransport;
+using test_support::TempDir;
 
 std::vector<std::string> names(const std::vector<DirEntry>& es) {
     std::vector<std::string> out;
@@ -249,18 +235,6 @@ TEST(QueryDirectoryPattern, PathSeparatorsAndStreamsAreNotPatterns) {
 }
 
 // ---- The handler ---------------------------------------------------------------------------
-
-class NullTransport final : public Transport {
-  public:
-    asio::awaitable<Result<PoolBuffer>> receive() override {
-        co_return Error(NtStatus::ConnectionDisconnected);
-    }
-    asio::awaitable<Status> send(std::span<const Bytes>) override { co_return Status{}; }
-    TransportKind kind() const override { return TransportKind::Tcp; }
-    std::string peer() const override { return "test"; }
-    std::string peer_address() const override { return "test"; }
-    void close() override {}
-};
 
 struct Reply {
     NtStatus status = NtStatus::InternalError;

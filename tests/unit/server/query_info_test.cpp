@@ -29,6 +29,8 @@
 #include "server/vfs/dir.h"
 #include "server/vfs/ea.h"
 #include "server/vfs/open.h"
+#include "tests/support/null_transport.h"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/hex.h"
 
 namespace {
@@ -43,6 +45,8 @@ namespace am = protocol::access_mask;
 namespace info = daxsmbd::server::handlers::info;
 
 using daxsmbd::test::hex;  // tests/unit/hex.h
+using test_support::NullTransport;
+using test_support::TempDir;
 
 // ---- Tables ------------------------------------------------------------------------------
 
@@ -253,27 +257,6 @@ TEST(FsInfo, VolumeObjectIdIsStablePerShare) {
 }
 
 // ---- The handler ---------------------------------------------------------------------------
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char t[] = "/tmp/daxsmbd-qinfo-XXXXXX";
-        path = ::mkdtemp(t);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-class NullTransport final : public Transport {
-  public:
-    asio::awaitable<Result<PoolBuffer>> receive() override {
-        co_return Error(NtStatus::ConnectionDisconnected);
-    }
-    asio::awaitable<Status> send(std::span<const Bytes>) override { co_return Status{}; }
-    TransportKind kind() const override { return TransportKind::Tcp; }
-    std::string peer() const override { return "test"; }
-    std::string peer_address() const override { return "test"; }
-    void close() override {}
-};
 
 struct Reply {
     NtStatus status = NtStatus::InternalError;
