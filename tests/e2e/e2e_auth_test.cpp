@@ -9,7 +9,7 @@
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
-#include "tests/unit/server/e2e_support.h"
+#include "tests/e2e/e2e_support.h"
 
 namespace daxsmbd::client {
 namespace {
