@@ -7,7 +7,8 @@
 #      code is built with -fsanitize=fuzzer-no-link,address,undefined (so the fuzzers see
 #      coverage and sanitizer checks in the libraries too, not only in the fuzz target's file)
 #      at -O1 with asserts on.
-#   3. run each fuzz target for a short time (--fuzz-seconds, 15)
+#   3. run each fuzz target for a short time (--fuzz-seconds, 15) from its checked-in seed corpus
+#      (tests/fuzz/corpus/<target>/, written by build/fuzz-seed-corpus)
 #   4. unit tests: ctest in build/, then in build-clang/ (sanitizers)
 #   5. every tests/interop/*_test.sh, then tests/interop/smbtorture.sh (against build/daxsmbd)
 #   6. tests/vm/run.sh when it exists and is executable
@@ -38,7 +39,7 @@ while [ $# -gt 0 ]; do
             shift
             ;;
         -h | --help)
-            sed -n '2,21p' "$0"
+            sed -n '2,23p' "$0"
             exit 0
             ;;
         *)
