@@ -19,8 +19,12 @@ using Bytes = std::span<const std::byte>;
 using MutableBytes = std::span<std::byte>;
 using ByteVector = std::vector<std::byte>;
 
-inline Bytes as_bytes(const void* p, size_t n) { return {static_cast<const std::byte*>(p), n}; }
-inline Bytes as_bytes(std::string_view s) { return as_bytes(s.data(), s.size()); }
+inline Bytes as_bytes(const void* p, size_t n) {
+    return {static_cast<const std::byte*>(p), n};
+}
+inline Bytes as_bytes(std::string_view s) {
+    return as_bytes(s.data(), s.size());
+}
 
 inline uint16_t load_le16(const std::byte* p) {
     return uint16_t(uint16_t(p[0]) | uint16_t(p[1]) << 8);
@@ -36,16 +40,18 @@ inline void store_le16(std::byte* p, uint16_t v) {
     p[1] = std::byte(v >> 8);
 }
 inline void store_le32(std::byte* p, uint32_t v) {
-    for (int i = 0; i < 4; ++i) p[i] = std::byte(v >> (8 * i));
+    for (int i = 0; i < 4; ++i)
+        p[i] = std::byte(v >> (8 * i));
 }
 inline void store_le64(std::byte* p, uint64_t v) {
-    for (int i = 0; i < 8; ++i) p[i] = std::byte(v >> (8 * i));
+    for (int i = 0; i < 8; ++i)
+        p[i] = std::byte(v >> (8 * i));
 }
 
 // Reads from a span; position only moves forward on success. All failures are
 // NtStatus::InvalidParameter, which is what a malformed SMB2 request gets.
 class ByteReader {
-public:
+  public:
     explicit ByteReader(Bytes data) : data_(data) {}
 
     size_t position() const { return pos_; }
@@ -107,16 +113,26 @@ public:
         return data_.subspan(size_t(offset), size_t(length));
     }
 
-private:
+  private:
     Bytes data_;
     size_t pos_ = 0;
 };
+
+// An Offset/Length pair of a variable field of a request or response: empty when Length is 0
+// whatever the offset, else it must lie inside the message and not overlap the header or the
+// fixed part of the body (which ends at `buffer_start`): STATUS_INVALID_PARAMETER otherwise.
+inline Result<Bytes> variable_field(const ByteReader& r, uint64_t offset, uint64_t length,
+                                    size_t buffer_start) {
+    if (length == 0) return Bytes{};
+    if (offset < buffer_start) return Error(NtStatus::InvalidParameter);
+    return r.slice(offset, length);
+}
 
 // Appends to a byte vector. `base` marks where the current SMB2 message starts inside the
 // vector, so that codecs can compute header-relative offsets (MS-SMB2 offsets are from the
 // start of the SMB2 header) with offset_from_base().
 class ByteWriter {
-public:
+  public:
     explicit ByteWriter(ByteVector& out, size_t base = 0) : out_(out), base_(base) {}
 
     size_t size() const { return out_.size(); }
@@ -151,7 +167,7 @@ public:
     void patch_u32(size_t pos, uint32_t v) { store_le32(out_.data() + pos, v); }
     void patch_u64(size_t pos, uint64_t v) { store_le64(out_.data() + pos, v); }
 
-private:
+  private:
     size_t grow(size_t n) {
         size_t at = out_.size();
         out_.resize(at + n);

@@ -2,28 +2,6 @@
 
 namespace daxsmbd::protocol {
 
-namespace {
-
-// Positions `r` at the body and checks StructureSize (MS-SMB2 2.2: a wrong value is
-// STATUS_INVALID_PARAMETER).
-Status enter_body(ByteReader& r, uint16_t structure_size) {
-    DAX_CHECK(r.seek(kHeaderSize));
-    DAX_TRY(auto size, r.u16());
-    if (size != structure_size) return Error(NtStatus::InvalidParameter);
-    return {};
-}
-
-// An Offset/Length pair of a variable field: empty when Length is 0, else it must lie inside the
-// message and not overlap the fixed part of the body (which ends at `buffer_start`).
-Result<Bytes> variable_field(const ByteReader& r, uint64_t offset, uint64_t length,
-                             size_t buffer_start) {
-    if (length == 0) return Bytes{};
-    if (offset < buffer_start) return Error(NtStatus::InvalidParameter);
-    return r.slice(offset, length);
-}
-
-}  // namespace
-
 Result<CreateRequest> CreateRequest::parse(Bytes msg) {
     ByteReader r(msg);
     DAX_CHECK(enter_body(r, kStructureSize));

@@ -10,10 +10,10 @@
 namespace daxsmbd::protocol {
 
 constexpr size_t kHeaderSize = 64;
-constexpr uint32_t kSmb2ProtocolId = 0x424D53FE;        // FE 'S' 'M' 'B'
-constexpr uint32_t kTransformProtocolId = 0x424D53FD;   // FD 'S' 'M' 'B'
-constexpr uint32_t kCompressionProtocolId = 0x424D53FC; // FC 'S' 'M' 'B'
-constexpr uint32_t kSmb1ProtocolId = 0x424D53FF;        // FF 'S' 'M' 'B'
+constexpr uint32_t kSmb2ProtocolId = 0x424D53FE;         // FE 'S' 'M' 'B'
+constexpr uint32_t kTransformProtocolId = 0x424D53FD;    // FD 'S' 'M' 'B'
+constexpr uint32_t kCompressionProtocolId = 0x424D53FC;  // FC 'S' 'M' 'B'
+constexpr uint32_t kSmb1ProtocolId = 0x424D53FF;         // FF 'S' 'M' 'B'
 
 enum class Command : uint16_t {
     Negotiate = 0x0000,
@@ -49,7 +49,9 @@ enum class Dialect : uint16_t {
     Smb311 = 0x0311,
     Wildcard = 0x02FF,
 };
-constexpr bool is_smb3(Dialect d) { return uint16_t(d) >= 0x0300 && d != Dialect::Wildcard; }
+constexpr bool is_smb3(Dialect d) {
+    return uint16_t(d) >= 0x0300 && d != Dialect::Wildcard;
+}
 
 namespace flags {
 constexpr uint32_t kServerToRedir = 0x00000001;
@@ -109,5 +111,14 @@ struct Header {
 constexpr size_t kSignatureOffset = 48;
 constexpr size_t kFlagsOffset = 16;
 constexpr size_t kNextCommandOffset = 20;
+
+// Positions `r` at the body of an SMB2 message (after the header) and checks StructureSize
+// (MS-SMB2 2.2: a wrong value is STATUS_INVALID_PARAMETER).
+inline Status enter_body(ByteReader& r, uint16_t structure_size) {
+    DAX_CHECK(r.seek(kHeaderSize));
+    DAX_TRY(auto size, r.u16());
+    if (size != structure_size) return Error(NtStatus::InvalidParameter);
+    return {};
+}
 
 }  // namespace daxsmbd::protocol

@@ -2,15 +2,6 @@
 
 namespace daxsmbd::protocol {
 
-namespace {
-Status enter_body(ByteReader& r, uint16_t structure_size) {
-    DAX_CHECK(r.seek(kHeaderSize));
-    DAX_TRY(auto size, r.u16());
-    if (size != structure_size) return Error(NtStatus::InvalidParameter);
-    return {};
-}
-}  // namespace
-
 Result<LockRequest> LockRequest::parse(Bytes msg) {
     ByteReader r(msg);
     DAX_CHECK(enter_body(r, kStructureSize));

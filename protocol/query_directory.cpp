@@ -2,21 +2,6 @@
 
 namespace daxsmbd::protocol {
 
-namespace {
-Status enter_body(ByteReader& r, uint16_t structure_size) {
-    DAX_CHECK(r.seek(kHeaderSize));
-    DAX_TRY(auto size, r.u16());
-    if (size != structure_size) return Error(NtStatus::InvalidParameter);
-    return {};
-}
-Result<Bytes> variable_field(const ByteReader& r, uint64_t offset, uint64_t length,
-                             size_t buffer_start) {
-    if (length == 0) return Bytes{};
-    if (offset < buffer_start) return Error(NtStatus::InvalidParameter);
-    return r.slice(offset, length);
-}
-}  // namespace
-
 Result<QueryDirectoryRequest> QueryDirectoryRequest::parse(Bytes msg) {
     ByteReader r(msg);
     DAX_CHECK(enter_body(r, kStructureSize));

@@ -6,8 +6,9 @@ namespace daxsmbd::protocol {
 
 namespace {
 
+// STATUS_INVALID_SECURITY_DESCR: what Windows answers for a descriptor that does not parse.
 Error bad_sd() {
-    return Error(kStatusInvalidSecurityDescr);
+    return Error(NtStatus::InvalidSecurityDescr);
 }
 
 // A SID at `offset` of the descriptor (MS-DTYP 2.4.6: offsets are from the start of the
@@ -252,13 +253,13 @@ Result<SecurityDescriptor> merge_security_parts(const SecurityDescriptor& curren
     namespace si = security_information;
     SecurityDescriptor out = current;
     if (secinfo & si::kOwner) {
-        if (!given.owner) return Error(kStatusInvalidOwner);
+        if (!given.owner) return Error(NtStatus::InvalidOwner);
         out.owner = given.owner;
         out.control = uint16_t((out.control & ~sd_control::kOwnerDefaulted) |
                                (given.control & sd_control::kOwnerDefaulted));
     }
     if (secinfo & si::kGroup) {
-        if (!given.group) return Error(kStatusInvalidPrimaryGroup);
+        if (!given.group) return Error(NtStatus::InvalidPrimaryGroup);
         out.group = given.group;
         out.control = uint16_t((out.control & ~sd_control::kGroupDefaulted) |
                                (given.control & sd_control::kGroupDefaulted));

@@ -32,10 +32,6 @@
 
 namespace daxsmbd::protocol {
 
-// STATUS_INVALID_SECURITY_DESCR (MS-ERREF 2.3.1): what Windows answers for a descriptor that does
-// not parse.
-inline constexpr NtStatus kStatusInvalidSecurityDescr = static_cast<NtStatus>(0xC0000079);
-
 namespace sd_control {  // SECURITY_DESCRIPTOR Control (MS-DTYP 2.4.6)
 constexpr uint16_t kOwnerDefaulted = 0x0001;
 constexpr uint16_t kGroupDefaulted = 0x0002;
@@ -179,8 +175,5 @@ SecurityDescriptor select_security_parts(const SecurityDescriptor& sd, uint32_t 
 // STATUS_INVALID_PRIMARY_GROUP.
 Result<SecurityDescriptor> merge_security_parts(const SecurityDescriptor& current,
                                                 const SecurityDescriptor& given, uint32_t secinfo);
-
-inline constexpr NtStatus kStatusInvalidOwner = static_cast<NtStatus>(0xC000005A);
-inline constexpr NtStatus kStatusInvalidPrimaryGroup = static_cast<NtStatus>(0xC000005B);
 
 }  // namespace daxsmbd::protocol

@@ -2,18 +2,6 @@
 
 namespace daxsmbd::protocol {
 
-namespace {
-
-// Offset/length pair of a variable buffer; the buffer may not overlap the header or the fixed
-// part that precedes it. A zero length yields an empty view whatever the offset.
-Result<Bytes> buffer_at(const ByteReader& r, uint16_t offset, uint16_t length, size_t min_offset) {
-    if (length == 0) return Bytes{};
-    if (offset < min_offset) return Error(NtStatus::InvalidParameter);
-    return r.slice(offset, length);
-}
-
-}  // namespace
-
 Result<SessionSetupRequest> SessionSetupRequest::parse(Bytes msg) {
     ByteReader r(msg);
     DAX_CHECK(r.seek(kHeaderSize));
@@ -27,7 +15,7 @@ Result<SessionSetupRequest> SessionSetupRequest::parse(Bytes msg) {
     DAX_TRY(auto offset, r.u16());
     DAX_TRY(auto length, r.u16());
     DAX_TRY(req.previous_session_id, r.u64());
-    DAX_TRY(req.security_buffer, buffer_at(r, offset, length, kSecurityBufferOffset));
+    DAX_TRY(req.security_buffer, variable_field(r, offset, length, kSecurityBufferOffset));
     return req;
 }
 
@@ -52,7 +40,7 @@ Result<SessionSetupResponse> SessionSetupResponse::parse(Bytes msg) {
     DAX_TRY(rsp.session_flags, r.u16());
     DAX_TRY(auto offset, r.u16());
     DAX_TRY(auto length, r.u16());
-    DAX_TRY(auto buf, buffer_at(r, offset, length, kSecurityBufferOffset));
+    DAX_TRY(auto buf, variable_field(r, offset, length, kSecurityBufferOffset));
     rsp.security_buffer.assign(buf.begin(), buf.end());
     return rsp;
 }

@@ -49,7 +49,7 @@ NtStatus errno_to_status(int err) {
         case ETXTBSY:
             return NtStatus::SharingViolation;
         case EMLINK:
-            return kStatusTooManyLinks;
+            return NtStatus::TooManyLinks;
         case ENOSYS:
         case EOPNOTSUPP:  // == ENOTSUP on Linux
             return NtStatus::NotSupported;
@@ -59,7 +59,7 @@ NtStatus errno_to_status(int err) {
         case ENODEV:
             return NtStatus::InvalidDeviceRequest;
         case ETIMEDOUT:
-            return kStatusIoTimeout;
+            return NtStatus::IoTimeout;
         case ECANCELED:
         case EINTR:
             return NtStatus::Cancelled;

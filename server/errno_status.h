@@ -7,14 +7,6 @@
 
 namespace daxsmbd::server {
 
-// NTSTATUS values (MS-ERREF 2.3.1) the mapping needs that protocol/status.h does not name yet.
-// They are plain NtStatus values, so they compare and print like the named ones.
-inline constexpr NtStatus kStatusInvalidEaName = static_cast<NtStatus>(0x80000013);
-inline constexpr NtStatus kStatusEasNotSupported = static_cast<NtStatus>(0xC000004F);
-inline constexpr NtStatus kStatusIoTimeout = static_cast<NtStatus>(0xC00000B5);
-inline constexpr NtStatus kStatusNotSameDevice = static_cast<NtStatus>(0xC00000D4);
-inline constexpr NtStatus kStatusTooManyLinks = static_cast<NtStatus>(0xC0000265);
-
 // Maps an errno value of a failed file-system call to the NTSTATUS Windows gives for the same
 // condition. The table (and the reasons where it is not obvious):
 //
@@ -39,7 +31,7 @@ inline constexpr NtStatus kStatusTooManyLinks = static_cast<NtStatus>(0xC0000265
 //                                              symlink loop); the client learns nothing about
 //                                              what lies outside. (rename_beneath maps a
 //                                              renameat2 EXDEV, a cross-mount move, to
-//                                              kStatusNotSameDevice itself.)
+//                                              NtStatus::NotSameDevice itself.)
 //   EMFILE, ENFILE     TOO_MANY_OPENED_FILES
 //   EBADF              INVALID_HANDLE
 //   EINVAL, EFAULT     INVALID_PARAMETER

@@ -7,8 +7,10 @@
 #      code is built with -fsanitize=fuzzer-no-link,address,undefined (so the fuzzers see
 #      coverage and sanitizer checks in the libraries too, not only in the fuzz target's file)
 #      at -O1 with asserts on.
-#   3. run each fuzz target for a short time (--fuzz-seconds, 15)
-#   4. unit tests: ctest in build/, then in build-clang/ (sanitizers)
+#   3. run each fuzz target for a short time (--fuzz-seconds, 15) from its checked-in seed corpus
+#      (tests/fuzz/corpus/<target>/, written by build/fuzz-seed-corpus)
+#   4. unit tests: ctest in build/, then in build-clang/ (sanitizers): the unit and end-to-end
+#      tests and the structure check (tests/tools/check_structure.py)
 #   5. every tests/interop/*_test.sh, then tests/interop/smbtorture.sh (against build/daxsmbd)
 #   6. tests/vm/run.sh when it exists and is executable
 # Every stage runs even when an earlier one failed; a summary table follows, and the exit status
@@ -38,7 +40,7 @@ while [ $# -gt 0 ]; do
             shift
             ;;
         -h | --help)
-            sed -n '2,21p' "$0"
+            sed -n '2,24p' "$0"
             exit 0
             ;;
         *)

@@ -211,6 +211,101 @@ std::shared_ptr<Open> make_open(vfs::UniqueFd fd, const std::string& rel, bool i
     return o;
 }
 
+// MS-FSA 2.1.5.1 phase 7: the kind of stream opened must fit the existing object, and
+// FILE_CREATE fails on it. Success when it does.
+NtStatus existing_kind_refusal(const Plan& pl, bool is_dir, bool is_root) {
+    const uint32_t disp = pl.p.create_disposition;
+    if (is_dir) {
+        if (pl.nondir_wanted) return NtStatus::FileIsADirectory;
+        // MS-FSA 2.1.5.1.2: existing directories cannot be overwritten or superseded.
+        if (disp != cd::kOpen && disp != cd::kOpenIf)
+            return is_root ? NtStatus::AccessDenied : NtStatus::ObjectNameCollision;
+    } else {
+        if (pl.dir_wanted)
+            return disp == cd::kCreate ? NtStatus::ObjectNameCollision : NtStatus::NotADirectory;
+        if (pl.trailing_separator) return NtStatus::ObjectNameInvalid;
+    }
+    if (disp == cd::kCreate) return NtStatus::ObjectNameCollision;
+    return NtStatus::Success;
+}
+
+// MS-FSA 2.1.5.1.2.1: what the object's DACL allows, where one is stored (security_info.h;
+// nullopt: none is, or the request has no token); ACCESS_DENIED when it does not allow what the
+// request needs.
+Result<std::optional<uint32_t>> stored_acl_access(const vfs::ShareRoot& root, const Plan& pl,
+                                                  const vfs::ResolvedPath& rp, bool is_root,
+                                                  int probe_fd, bool overwrite, bool readonly) {
+    const CreateParams& p = pl.p;
+    if (!p.token) return std::optional<uint32_t>();
+    DAX_TRY(std::optional<uint32_t> allowed,
+            security::stored_access(root, rp.parent, is_root, probe_fd, *p.token));
+    if (!allowed) return allowed;
+    uint32_t needed = pl.desired;
+    // Overwriting writes the data; superseding replaces the file, which Windows (since
+    // 2000) and Samba treat as an overwrite: FILE_WRITE_DATA either way, and DELETE for a
+    // supersede (smbtorture smb2.acls.OVERWRITE_READ_ONLY_FILE).
+    if (overwrite) needed |= am::kFileWriteData;
+    if (overwrite && p.create_disposition == cd::kSupersede) needed |= am::kDelete;
+    if (needed & ~*allowed) return Error(NtStatus::AccessDenied);
+    if (pl.want_max && pl.desired == 0 &&
+        (object_maximal_access(p.maximal_access, readonly) & *allowed) == 0)
+        return Error(NtStatus::AccessDenied);
+    return allowed;
+}
+
+// MS-FSA 2.1.5.1.2.1 (access to an existing file with these DOS attributes); Success when
+// allowed.
+NtStatus existing_access_refusal(const Plan& pl, uint32_t attributes, bool readonly, bool is_root,
+                                 bool overwrite) {
+    const CreateParams& p = pl.p;
+    if (readonly && (overwrite || (pl.desired & (am::kFileWriteData | am::kFileAppendData))))
+        return NtStatus::AccessDenied;
+    if (readonly && pl.delete_on_close) return NtStatus::CannotDelete;
+    if (is_root && pl.delete_on_close) return NtStatus::AccessDenied;
+    if (overwrite) {
+        // MS-SMB2 3.3.5.9: overwriting writes; a read-only share refuses it.
+        if (!(p.maximal_access & am::kFileWriteData)) return NtStatus::AccessDenied;
+        // MS-FSA 2.1.5.1.2: an overwrite must keep HIDDEN and SYSTEM.
+        if ((attributes & vfs::kAttrHidden) && !(p.file_attributes & fa::kHidden))
+            return NtStatus::AccessDenied;
+        if ((attributes & vfs::kAttrSystem) && !(p.file_attributes & fa::kSystem))
+            return NtStatus::AccessDenied;
+        if (p.file_attributes & fa::kEncrypted) return NtStatus::AccessDenied;
+    }
+    return NtStatus::Success;
+}
+
+// The open runs as the user: the kernel's permission check decides too. What it refuses is not
+// part of MAXIMUM_ALLOWED (MS-SMB2 3.3.5.9, MS-FSA 2.1.5.1.2.1: the rights the object grants),
+// so a file the user may only read opens for reading (the rights dropped leave `granted` and
+// `maximal`); rights asked for by name stay required.
+Result<vfs::UniqueFd> open_within_kernel_rights(const vfs::ShareRoot& root, const Plan& pl,
+                                                const std::string& rel, bool is_dir, bool overwrite,
+                                                uint32_t& granted, uint32_t& maximal) {
+    auto fd = open_object(root, rel, is_dir, granted, overwrite);
+    if (!fd && fd.status() == NtStatus::AccessDenied && pl.want_max && !is_dir) {
+        for (const uint32_t bits :
+             {am::kFileWriteData | am::kFileAppendData, am::kFileReadData | am::kFileExecute}) {
+            const uint32_t droppable = bits & ~pl.desired & granted;
+            if (fd || droppable == 0 || (overwrite && (bits & am::kFileWriteData))) continue;
+            granted &= ~droppable;
+            maximal &= ~droppable;
+            fd = open_object(root, rel, is_dir, granted, overwrite);
+        }
+    }
+    return fd;
+}
+
+// MS-FSA 2.1.5.1.2: an overwrite or supersede replaces the data, the attributes become the
+// requested ones (+ ARCHIVE), the creation time stays. The file's information afterwards.
+Result<vfs::FileInfo> overwrite_existing(int fd, const CreateParams& p, int64_t creation_time) {
+    int64_t ctime = creation_time;
+    if (auto old = vfs::read_dos_xattr(fd); old && old->creation_time) ctime = old->creation_time;
+    if (::ftruncate(fd, 0) != 0) return Error(errno_to_status(errno));
+    DAX_CHECK(apply_new_metadata(fd, p, false, ctime));
+    return vfs::query_info(fd);
+}
+
 Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTable& files,
                       const Plan& pl, const vfs::ResolvedPath& rp) {
     const CreateParams& p = pl.p;
@@ -228,62 +323,23 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
     if (!before) return fail(before.status());
     const bool is_dir = before->is_directory;
 
-    // MS-FSA 2.1.5.1 phase 7: the kind of stream opened must fit the object.
-    if (is_dir) {
-        if (pl.nondir_wanted) return fail(NtStatus::FileIsADirectory);
-        // MS-FSA 2.1.5.1.2: existing directories cannot be overwritten or superseded.
-        if (disp != cd::kOpen && disp != cd::kOpenIf)
-            return fail(is_root ? NtStatus::AccessDenied : NtStatus::ObjectNameCollision);
-    } else {
-        if (pl.dir_wanted)
-            return fail(disp == cd::kCreate ? NtStatus::ObjectNameCollision
-                                            : NtStatus::NotADirectory);
-        if (pl.trailing_separator) return fail(NtStatus::ObjectNameInvalid);
-    }
-    if (disp == cd::kCreate) return fail(NtStatus::ObjectNameCollision);
+    if (NtStatus st = existing_kind_refusal(pl, is_dir, is_root); st != NtStatus::Success)
+        return fail(st);
 
     const bool overwrite =
         disp == cd::kSupersede || disp == cd::kOverwrite || disp == cd::kOverwriteIf;
     const bool readonly = !is_dir && (before->file_attributes & vfs::kAttrReadonly);
 
-    // MS-FSA 2.1.5.1.2.1: the object's DACL, where one is stored (security_info.h).
-    std::optional<uint32_t> acl_allowed;
-    if (p.token) {
-        auto allowed = security::stored_access(*root, rp.parent, is_root, probe->get(), *p.token);
-        if (!allowed) return fail(allowed.status());
-        acl_allowed = *allowed;
-    }
-    if (acl_allowed) {
-        uint32_t needed = pl.desired;
-        // Overwriting writes the data; superseding replaces the file, which Windows (since
-        // 2000) and Samba treat as an overwrite: FILE_WRITE_DATA either way, and DELETE for a
-        // supersede (smbtorture smb2.acls.OVERWRITE_READ_ONLY_FILE).
-        if (overwrite) needed |= am::kFileWriteData;
-        if (overwrite && disp == cd::kSupersede) needed |= am::kDelete;
-        if (needed & ~*acl_allowed) return fail(NtStatus::AccessDenied);
-        if (pl.want_max && pl.desired == 0 &&
-            (object_maximal_access(p.maximal_access, readonly) & *acl_allowed) == 0)
-            return fail(NtStatus::AccessDenied);
-    }
-
+    auto acl_allowed = stored_acl_access(*root, pl, rp, is_root, probe->get(), overwrite, readonly);
+    if (!acl_allowed) return fail(acl_allowed.status());
     // MS-FSA 2.1.5.1.2.1 (access to an existing file).
-    if (readonly && (overwrite || (pl.desired & (am::kFileWriteData | am::kFileAppendData))))
-        return fail(NtStatus::AccessDenied);
-    if (readonly && pl.delete_on_close) return fail(NtStatus::CannotDelete);
-    if (is_root && pl.delete_on_close) return fail(NtStatus::AccessDenied);
-    if (overwrite) {
-        // MS-SMB2 3.3.5.9: overwriting writes; a read-only share refuses it.
-        if (!(p.maximal_access & am::kFileWriteData)) return fail(NtStatus::AccessDenied);
-        // MS-FSA 2.1.5.1.2: an overwrite must keep HIDDEN and SYSTEM.
-        if ((before->file_attributes & vfs::kAttrHidden) && !(p.file_attributes & fa::kHidden))
-            return fail(NtStatus::AccessDenied);
-        if ((before->file_attributes & vfs::kAttrSystem) && !(p.file_attributes & fa::kSystem))
-            return fail(NtStatus::AccessDenied);
-        if (p.file_attributes & fa::kEncrypted) return fail(NtStatus::AccessDenied);
-    }
+    if (NtStatus st =
+            existing_access_refusal(pl, before->file_attributes, readonly, is_root, overwrite);
+        st != NtStatus::Success)
+        return fail(st);
 
     uint32_t maximal =
-        object_maximal_access(p.maximal_access, readonly) & acl_allowed.value_or(~0u);
+        object_maximal_access(p.maximal_access, readonly) & acl_allowed->value_or(~0u);
     uint32_t granted = grant(pl, maximal);
     struct stat object_st {};
     if ((granted & am::kDelete) && !is_root &&
@@ -293,21 +349,7 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
         maximal &= ~am::kDelete;
     }
 
-    // The open runs as the user: the kernel's permission check decides too. What it refuses is
-    // not part of MAXIMUM_ALLOWED (MS-SMB2 3.3.5.9, MS-FSA 2.1.5.1.2.1: the rights the object
-    // grants), so a file the user may only read opens for reading; rights asked for by name
-    // stay required.
-    auto fd = open_object(*root, rp.rel, is_dir, granted, overwrite);
-    if (!fd && fd.status() == NtStatus::AccessDenied && pl.want_max && !is_dir) {
-        for (const uint32_t bits :
-             {am::kFileWriteData | am::kFileAppendData, am::kFileReadData | am::kFileExecute}) {
-            const uint32_t droppable = bits & ~pl.desired & granted;
-            if (fd || droppable == 0 || (overwrite && (bits & am::kFileWriteData))) continue;
-            granted &= ~droppable;
-            maximal &= ~droppable;
-            fd = open_object(*root, rp.rel, is_dir, granted, overwrite);
-        }
-    }
+    auto fd = open_within_kernel_rights(*root, pl, rp.rel, is_dir, overwrite, granted, maximal);
     // MS-FSA 2.1.5.1.2: overwrite and supersede take part in sharing as writes / deletes.
     uint32_t sharing = granted;
     if (overwrite) sharing |= disp == cd::kSupersede ? am::kDelete : am::kFileWriteData;
@@ -338,26 +380,13 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
 
     uint32_t action = create_action::kOpened;
     if (overwrite) {
-        // MS-FSA 2.1.5.1.2: the data is replaced, the attributes become the requested ones
-        // (+ ARCHIVE), the creation time stays.
-        int64_t ctime = info->creation_time;
-        if (auto old = vfs::read_dos_xattr(fd->get()); old && old->creation_time)
-            ctime = old->creation_time;
-        if (::ftruncate(fd->get(), 0) != 0) {
-            int err = errno;
+        auto replaced = overwrite_existing(fd->get(), p, info->creation_time);
+        if (!replaced) {
             abandon(files, reg);
-            return fail(errno_to_status(err));
-        }
-        if (auto st = apply_new_metadata(fd->get(), p, false, ctime); !st) {
-            abandon(files, reg);
-            return fail(st.status());
+            return fail(replaced.status());
         }
         action = disp == cd::kSupersede ? create_action::kSuperseded : create_action::kOverwritten;
-        info = vfs::query_info(fd->get());
-        if (!info) {
-            abandon(files, reg);
-            return fail(info.status());
-        }
+        info = std::move(replaced);
     }
 
     Attempt a;
@@ -466,7 +495,7 @@ Attempt create_new(const std::shared_ptr<const vfs::ShareRoot>& root, FileTable&
 Status validate_create(const CreateParams& p) {
     // MS-SMB2 3.3.5.9 / 2.2.13: ImpersonationLevel is 0..3.
     if (p.impersonation_level > impersonation_level::kDelegate)
-        return Error(kStatusBadImpersonationLevel);
+        return Error(NtStatus::BadImpersonationLevel);
     // MS-FSA 2.1.5.1 phase 1: invalid parameter combinations.
     if (p.create_disposition > cd::kMax) return Error(NtStatus::InvalidParameter);
     if (p.create_options & kReservedCreateOptions) return Error(NtStatus::InvalidParameter);
@@ -562,7 +591,7 @@ constexpr auto kOplockBreakTimeout = std::chrono::seconds(35);
 NtStatus create_pipe(RequestContext& ctx, const CreateRequest& req) {
     // MS-SMB2 3.3.5.9 "Open Execution": pipes refuse the Delegate level.
     if (req.impersonation_level >= impersonation_level::kDelegate)
-        return kStatusBadImpersonationLevel;
+        return NtStatus::BadImpersonationLevel;
     std::string_view name = req.name;
     if (!name.empty() && name.front() == '\\') name.remove_prefix(1);
     auto ep = rpcpipe::make_pipe_endpoint(ctx.server, name);
@@ -595,17 +624,109 @@ NtStatus create_pipe(RequestContext& ctx, const CreateRequest& req) {
     return NtStatus::Success;
 }
 
+// Abuse limit "max opens per session" (architecture.md "Limits"): true (logged) when reached.
+bool open_limit_reached(RequestContext& ctx) {
+    const size_t max = ctx.limits().max_opens_per_session;
+    if (ctx.server.opens.count_for_session(ctx.session_id) < max) return false;
+    ctx.log().info("limit 'max opens per session' (", max, ") reached; CREATE refused");
+    return true;
+}
+
+CreateParams create_params(const RequestContext& ctx, const CreateRequest& req, const Share& share,
+                           CreateContextRequests& contexts) {
+    CreateParams p;
+    p.name = req.name;
+    p.impersonation_level = req.impersonation_level;
+    p.desired_access = req.desired_access;
+    p.file_attributes = req.file_attributes;
+    p.share_access = req.share_access;
+    p.create_disposition = req.create_disposition;
+    p.create_options = req.create_options;
+    p.maximal_access = ctx.tree->maximal_access;
+    p.store_dos_attributes = share.config.store_dos_attributes;
+    p.allocation_size = contexts.allocation_size;
+    p.eas = std::move(contexts.eas);
+    p.security_descriptor = std::move(contexts.security_descriptor);
+    p.token = security::token_of(*ctx.session);
+    return p;
+}
+
+// A refused CREATE: access refusals are logged for the administrator, the rest for debugging.
+NtStatus create_refused(RequestContext& ctx, const CreateParams& p, const Share& share,
+                        NtStatus st) {
+    if (st == NtStatus::AccessDenied || st == NtStatus::PrivilegeNotHeld)
+        ctx.log().info("user ",
+                 ctx.session->user, " CREATE '", p.name, "' on [", share.config.name, "] access 0x",
+                 std::hex, p.desired_access, " disposition ", std::dec, p.create_disposition,
+                 " refused: ", status_name(st));
+    else
+        ctx.log().debug("CREATE '", p.name, "' -> ", status_name(st));
+    return st;
+}
+
+// MS-SMB2 3.3.5.9 / 3.3.4.6: an open that breaks oplocks waits, async, until their holders
+// acknowledge (or close, or run out of time), then tries again (`res` is the new attempt's
+// outcome). Success, or the status the request ends with at once (not allowed to go async,
+// cancelled).
+asio::awaitable<NtStatus> wait_for_oplock_breaks(
+    RequestContext& ctx, FileTable& files, std::optional<FileKey>& break_file,
+    Result<CreateOutcome>& res, const std::function<Result<CreateOutcome>()>& open_file) {
+    auto wake = Wakeup::make(ctx.executor());
+    const auto deadline = std::chrono::steady_clock::now() + kOplockBreakTimeout;
+    ctx.pending->waiter = wake;
+    // Past `max async requests per connection` the open fails instead of waiting.
+    if (Status st = co_await ctx.go_async(); !st) co_return st.status();
+    while (!res && res.status() == NtStatus::OplockBreakInProgress && break_file) {
+        if (files.when_breaks_resolved(*break_file, wake->waker())) {
+            const bool woken = co_await wake->wait(deadline);
+            if (ctx.cancelled()) co_return NtStatus::Cancelled;
+            if (!woken) files.expire_breaks(*break_file);  // MS-SMB2 3.3.2.1
+        }
+        break_file.reset();
+        res = co_await ctx.blocking(open_file);
+    }
+    co_return NtStatus::Success;
+}
+
+// The new open joins the session's, tree's and connection's opens.
+void register_open(RequestContext& ctx, const std::shared_ptr<Open>& open) {
+    open->session_id = ctx.session_id;
+    open->tree_id = ctx.tree->id;
+    open->tree = ctx.tree;
+    open->connection_id = ctx.conn.id;
+    ctx.server.opens.insert(open);
+    ctx.created_file_id = open->id;
+}
+
+NtStatus respond_created(RequestContext& ctx, const CreateRequest& req, const CreateOutcome& res,
+                         const CreateContextRequests& contexts, const CreateParams& p) {
+    const auto& open = res.open;
+    CreateResponse resp;
+    // MS-SMB2 3.3.5.9 "Oplock Acquisition"; leases are not granted yet, so a LEASE request
+    // (0xFF) gets NONE like anything the object store does not grant.
+    resp.oplock_level = oplock_level::kNone;
+    if (req.requested_oplock_level != oplock_level::kNone && open->file_registration) {
+        const auto& reg = *open->file_registration;
+        resp.oplock_level = reg.table().grant_oplock(
+            reg.key(), reg.token(), req.requested_oplock_level, open->is_directory,
+            ctx.conn.oplock_break_notifier(ctx.session_id, open->id, ctx.tree->encrypt_data));
+    }
+    resp.create_action = res.create_action;
+    fill_times(resp, res.info);
+    resp.file_id = open->id;
+    resp.contexts = encode_create_response_contexts(contexts, res.maximal_access, res.info);
+    resp.serialize(ctx.body());
+    ctx.log().debug("CREATE '", p.name, "' -> fid ", open->id.volatile_,
+              " action ", res.create_action);
+    return NtStatus::Success;
+}
+
 }  // namespace
 
 asio::awaitable<NtStatus> create(RequestContext& ctx) {
     auto req = CreateRequest::parse(ctx.msg);
     if (!req) co_return req.status();
-    // Abuse limit "max opens per session" (architecture.md "Limits").
-    if (const size_t max = ctx.limits().max_opens_per_session;
-        ctx.server.opens.count_for_session(ctx.session_id) >= max) {
-        ctx.log().info("limit 'max opens per session' (", max, ") reached; CREATE refused");
-        co_return NtStatus::InsufficientResources;
-    }
+    if (open_limit_reached(ctx)) co_return NtStatus::InsufficientResources;
     if (ctx.tree->is_ipc()) co_return create_pipe(ctx, *req);
 
     auto share = ctx.tree->share;
@@ -613,99 +734,35 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
 
     auto contexts = decode_create_contexts(req->contexts);
     if (!contexts) co_return contexts.status();
+    CreateParams p = create_params(ctx, *req, *share, *contexts);
 
-    CreateParams p;
-    p.name = req->name;
-    p.impersonation_level = req->impersonation_level;
-    p.desired_access = req->desired_access;
-    p.file_attributes = req->file_attributes;
-    p.share_access = req->share_access;
-    p.create_disposition = req->create_disposition;
-    p.create_options = req->create_options;
-    p.maximal_access = ctx.tree->maximal_access;
-    p.store_dos_attributes = share->config.store_dos_attributes;
-    p.allocation_size = contexts->allocation_size;
-    p.eas = std::move(contexts->eas);
-    p.security_descriptor = std::move(contexts->security_descriptor);
-    p.token = security::token_of(*ctx.session);
-
-    auto refused = [&](NtStatus st) {
-        if (st == NtStatus::AccessDenied || st == NtStatus::PrivilegeNotHeld)
-            ctx.log().info("user ", ctx.session->user, " CREATE '", p.name, "' on [",
-                           share->config.name, "] access 0x", std::hex, p.desired_access,
-                           " disposition ", std::dec, p.create_disposition,
-                           " refused: ", status_name(st));
-        else
-            ctx.log().debug("CREATE '", p.name, "' -> ", status_name(st));
-        return st;
-    };
-
-    if (auto st = validate_create(p); !st) co_return refused(st.status());
+    if (auto st = validate_create(p); !st) co_return create_refused(ctx, p, *share, st.status());
     // MS-SMB2 3.3.5.9.4: no snapshot exists for any timestamp (no previous versions served).
-    if (contexts->timewarp) co_return refused(NtStatus::ObjectNameNotFound);
+    if (contexts->timewarp) co_return create_refused(ctx, p, *share, NtStatus::ObjectNameNotFound);
 
     std::shared_ptr<const vfs::ShareRoot> root = share->root;
     FileTable& files = ctx.server.files;
     std::optional<FileKey> break_file;
     p.break_oplocks = true;
     p.oplock_break_file = &break_file;
-    auto open_file = [&] {
+    std::function<Result<CreateOutcome>()> open_file = [&] {
         auto r = create_file(root, files, p);
         if (r) attach_data_path(*share, ctx.server.dax_maps, ctx.server.pool(), *r);
         return r;
     };
     auto res = co_await ctx.blocking(open_file);
     if (!res && res.status() == NtStatus::OplockBreakInProgress && break_file) {
-        // MS-SMB2 3.3.5.9 / 3.3.4.6: the open waits, async, until the holders of the
-        // oplocks it breaks acknowledge (or close, or run out of time), then tries again.
-        auto wake = Wakeup::make(ctx.executor());
-        const auto deadline = std::chrono::steady_clock::now() + kOplockBreakTimeout;
-        ctx.pending->waiter = wake;
-        // Past `max async requests per connection` the open fails instead of waiting.
-        if (Status st = co_await ctx.go_async(); !st) co_return st.status();
-        while (!res && res.status() == NtStatus::OplockBreakInProgress && break_file) {
-            if (files.when_breaks_resolved(*break_file, wake->waker())) {
-                const bool woken = co_await wake->wait(deadline);
-                if (ctx.cancelled()) co_return NtStatus::Cancelled;
-                if (!woken) files.expire_breaks(*break_file);  // MS-SMB2 3.3.2.1
-            }
-            break_file.reset();
-            res = co_await ctx.blocking(open_file);
-        }
+        NtStatus st = co_await wait_for_oplock_breaks(ctx, files, break_file, res, open_file);
+        if (st != NtStatus::Success) co_return st;
     }
-    if (!res) co_return refused(res.status());
+    if (!res) co_return create_refused(ctx, p, *share, res.status());
 
     // The session, tree or connection may have gone while the pool worked: then nobody could
     // ever close this open; dropping it here releases it.
     if (ctx.conn.closed() || !ctx.session->find_tree(ctx.tree->id))
         co_return NtStatus::NetworkNameDeleted;
-
-    auto& open = res->open;
-    open->session_id = ctx.session_id;
-    open->tree_id = ctx.tree->id;
-    open->tree = ctx.tree;
-    open->connection_id = ctx.conn.id;
-    ctx.server.opens.insert(open);
-    ctx.created_file_id = open->id;
-
-    CreateResponse resp;
-    // MS-SMB2 3.3.5.9 "Oplock Acquisition"; leases are not granted yet, so a LEASE request
-    // (0xFF) gets NONE like anything the object store does not grant.
-    resp.oplock_level = oplock_level::kNone;
-    if (req->requested_oplock_level != oplock_level::kNone && open->file_registration) {
-        const auto& reg = *open->file_registration;
-        resp.oplock_level = reg.table().grant_oplock(
-            reg.key(), reg.token(), req->requested_oplock_level, open->is_directory,
-            ctx.conn.oplock_break_notifier(ctx.session_id, open->id, ctx.tree->encrypt_data));
-    }
-    resp.create_action = res->create_action;
-    fill_times(resp, res->info);
-    resp.file_id = open->id;
-    resp.contexts = encode_create_response_contexts(*contexts, res->maximal_access, res->info);
-    resp.serialize(ctx.body());
-    ctx.log().debug("CREATE '", p.name, "' -> fid ", open->id.volatile_, " action ",
-                    res->create_action);
-    co_return NtStatus::Success;
+    register_open(ctx, res->open);
+    co_return respond_created(ctx, *req, *res, *contexts, p);
 }
 
 }  // namespace daxsmbd::server::handlers

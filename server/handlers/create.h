@@ -52,9 +52,6 @@
 
 namespace daxsmbd::server::handlers {
 
-// NTSTATUS values CREATE needs that protocol/status.h does not name (MS-ERREF 2.3.1).
-inline constexpr NtStatus kStatusBadImpersonationLevel = static_cast<NtStatus>(0xC00000A5);
-
 struct CreateParams {
     std::string name;  // as sent (UTF-8), "" = the share root
     uint32_t impersonation_level = protocol::impersonation_level::kImpersonation;

@@ -43,10 +43,17 @@ bool carries_ea_size(uint8_t c) {
            c == fic::kFileIdFullDirectoryInformation || c == fic::kFileIdBothDirectoryInformation;
 }
 
-// EaSize of one listed entry (MS-FSCC 2.4.8): its EA list size, 0 when it cannot be read.
-uint32_t entry_ea_size(const vfs::ShareRoot& root, const std::string& dir_rel,
+// EaSize of one listed entry (MS-FSCC 2.4.8): its EA list size, 0 when it cannot be read. A
+// plain entry is read through the listing's directory descriptor, without opening it; "." and
+// "..", and a symlink (described by its target inside the share), are opened by path.
+uint32_t entry_ea_size(const vfs::ShareRoot& root, const vfs::DirectoryCursor& cursor,
                        const vfs::DirEntry& e) {
     if (!root.supports_user_xattrs()) return 0;
+    if (e.name != "." && e.name != ".." && !e.is_symlink) {
+        auto size = vfs::ea_size_at(cursor.fd(), e.name);
+        return size ? *size : 0;
+    }
+    const std::string& dir_rel = cursor.dir_rel();
     std::string rel;
     if (e.name == ".") {
         rel = dir_rel;
@@ -77,7 +84,7 @@ Result<ByteVector> list_directory(vfs::DirectoryCursor& cursor, const ListReques
         if (!next) break;
         // A symlink leaving the share (or dangling) cannot be opened: do not list it.
         if (next->is_symlink && !next->symlink_followed) continue;
-        uint32_t ea = want_ea ? entry_ea_size(*req.root, cursor.dir_rel(), *next) : 0;
+        uint32_t ea = want_ea ? entry_ea_size(*req.root, cursor, *next) : 0;
         if (!out.append(dir_entry(*next, ea))) {
             // Stays for the next QUERY_DIRECTORY; if nothing fits at all, the client has to
             // ask with a larger buffer (Samba: STATUS_INFO_LENGTH_MISMATCH).

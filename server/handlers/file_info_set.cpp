@@ -200,7 +200,7 @@ Status link_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& ke
     // Both names are resolved from openat2-checked parents; linkat never follows a symlink in
     // the final source name with flags 0.
     if (::linkat(src.dir.get(), src.name.c_str(), dst.dir.get(), dst.name.c_str(), 0) != 0) {
-        if (errno == EXDEV) return Error(kStatusNotSameDevice);
+        if (errno == EXDEV) return Error(NtStatus::NotSameDevice);
         return Error(errno_to_status(errno));
     }
     return {};

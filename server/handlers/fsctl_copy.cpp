@@ -27,10 +27,6 @@ namespace am = protocol::access_mask;
 
 namespace {
 
-// STATUS_INVALID_VIEW_SIZE (MS-ERREF 2.3.1): a copychunk source range past the end of the file,
-// what Windows Server 2012 and later answer (smbtorture smb2.ioctl.copy_chunk_src_exceed).
-constexpr NtStatus kStatusInvalidViewSize = static_cast<NtStatus>(0xC000001F);
-
 // MS-SMB2 3.3.5.15.6 server-side copy limits (the values Windows uses, MS-SMB2 3.3.3 note).
 constexpr uint32_t kCopyMaxChunks = 256;
 constexpr uint32_t kCopyMaxChunkSize = 1024 * 1024;
@@ -161,9 +157,10 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
                 break;
             }
             // A source range past the end of the file is refused before anything of the chunk
-            // is written; the chunks before it stay written.
+            // is written; the chunks before it stay written. STATUS_INVALID_VIEW_SIZE is what
+            // Windows Server 2012 and later answer (smbtorture smb2.ioctl.copy_chunk_src_exceed).
             if (c.source_offset > *src_size || c.length > *src_size - c.source_offset) {
-                result.status = kStatusInvalidViewSize;
+                result.status = NtStatus::InvalidViewSize;
                 break;
             }
             const bool to_eof = c.target_offset == ~0ull;  // "at the end of the file"

@@ -57,11 +57,6 @@
 
 namespace daxsmbd::server::handlers::info {
 
-// NTSTATUS values (MS-ERREF 2.3.1) these handlers need that protocol/status.h does not name.
-inline constexpr NtStatus kStatusNoMoreEas = static_cast<NtStatus>(0x80000012);
-inline constexpr NtStatus kStatusEaListInconsistent = static_cast<NtStatus>(0x80000014);
-inline constexpr NtStatus kStatusShortNamesNotEnabled = static_cast<NtStatus>(0xC000019F);
-
 // ---- Information classes -----------------------------------------------------------------
 
 enum class ClassSupport {

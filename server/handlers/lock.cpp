@@ -71,128 +71,107 @@ std::optional<size_t> lock_sequence_bucket(const RequestContext& ctx, const Open
     return size_t(index - 1);
 }
 
-}  // namespace
-
-asio::awaitable<NtStatus> lock(RequestContext& ctx) {
-    auto req = LockRequest::parse(ctx.msg);
-    if (!req) co_return req.status();
-    auto found = ctx.find_open(req->file_id);
-    if (!found) co_return found.status();
-    // Moved out, so that `open` below is the request's only reference (see the wait).
-    std::shared_ptr<Open> open = std::move(*found);
-
+// MS-FSA 2.1.5.8 / 2.1.5.9: the opens that may not take byte-range locks; Success otherwise.
+NtStatus refuse_lock_on(RequestContext& ctx, const Open& open) {
     // Named pipes have no byte ranges to lock (NPFS does not take lock requests).
-    if (open->pipe) co_return NtStatus::InvalidDeviceRequest;
+    if (open.pipe) return NtStatus::InvalidDeviceRequest;
     // MS-FSA 2.1.5.8 / 2.1.5.9: byte-range locks are not permitted on directories.
-    if (open->is_directory) co_return NtStatus::InvalidParameter;
+    if (open.is_directory) return NtStatus::InvalidParameter;
     // MS-FSA 2.1.5.8: the open must be able to read or write the data it locks.
-    if (!(open->granted_access & (am::kFileReadData | am::kFileWriteData))) {
-        ctx.log().info("LOCK on '", open->path, "' without read or write access refused");
-        co_return NtStatus::AccessDenied;
+    if (!(open.granted_access & (am::kFileReadData | am::kFileWriteData))) {
+        ctx.log().info("LOCK on '", open.path,
+                 "' without read or write access refused");
+        return NtStatus::AccessDenied;
     }
-    // MS-SMB2 3.3.5.14: a request whose sequence number its bucket already holds is a replay of
-    // one that succeeded; it succeeds again without being processed. Any other request empties
-    // the bucket, which takes the new number once the request succeeds.
-    const std::optional<size_t> bucket = lock_sequence_bucket(ctx, *open, *req);
-    const uint8_t sequence = req->lock_sequence_number();
-    if (bucket) {
-        std::lock_guard lk(open->mu);
-        uint8_t& entry = open->lock_sequence[*bucket];
-        if (entry == sequence) {
-            ctx.log().debug("LOCK on '", open->path, "' replays sequence ", int(sequence),
-                            " of bucket ", *bucket + 1, ": nothing done");
-            LockResponse{}.serialize(ctx.body());
-            co_return NtStatus::Success;
-        }
-        entry = Open::kNoLockSequence;
+    return NtStatus::Success;
+}
+
+// MS-SMB2 3.3.5.14: a request whose sequence number its bucket already holds is a replay of
+// one that succeeded (true: it succeeds again without being processed). Any other request
+// empties the bucket, which takes the new number once the request succeeds.
+bool replays_lock_sequence(RequestContext& ctx, Open& open, std::optional<size_t> bucket,
+                           uint8_t sequence) {
+    if (!bucket) return false;
+    std::lock_guard lk(open.mu);
+    uint8_t& entry = open.lock_sequence[*bucket];
+    if (entry == sequence) {
+        ctx.log().debug("LOCK on '", open.path, "' replays sequence ",
+                  int(sequence), " of bucket ", *bucket + 1, ": nothing done");
+        return true;
     }
-    std::weak_ptr<Open> weak_open = open;
-    auto succeeded = [&ctx, bucket, sequence, weak_open]() -> NtStatus {
+    entry = Open::kNoLockSequence;
+    return false;
+}
+
+// The success of a LOCK: its sequence number goes into its bucket (when the open still
+// exists), and the response is written.
+struct LockGranted {
+    RequestContext& ctx;
+    std::weak_ptr<Open> open;
+    std::optional<size_t> bucket;
+    uint8_t sequence = 0;
+
+    NtStatus operator()() const {
         if (bucket) {
-            if (auto o = weak_open.lock()) {
+            if (auto o = open.lock()) {
                 std::lock_guard lk(o->mu);
                 o->lock_sequence[*bucket] = sequence;
             }
         }
         LockResponse{}.serialize(ctx.body());
         return NtStatus::Success;
-    };
-
-    // MS-FSA 2.1.4.12 (Operation LOCK): other opens' LEVEL_II oplocks break to NONE.
-    if (open->file_registration) open->file_registration->break_others_level2_oplocks();
-
-    LockTable& table = ctx.server.locks;
-    const FileKey key{open->device, open->file_id};
-    const LockOwner owner = open.get();
-    const auto& els = req->locks;
-
-    // MS-SMB2 3.3.5.14: the first element decides whether this is a series of unlocks.
-    if (els.front().flags & lf::kUnlock) {
-        NtStatus st = process_unlocks(table, key, owner, els);
-        if (st != NtStatus::Success) co_return st;
-        co_return succeeded();
     }
+};
 
-    // MS-SMB2 3.3.5.14.2: a series of locks. Element by element, the first one that is not a
-    // valid lock (an UNLOCK, an invalid flag combination, a range past 2^64) ends the request,
-    // and what the earlier elements locked is released again (smbtorture smb2.lock.multiple-unlock:
-    // lock + unlock in one request leaves nothing locked). Taking the earlier elements only in a
-    // dry run gives the same answers without anyone seeing the short-lived locks.
+// The elements of a series of locks (MS-SMB2 3.3.5.14.2) as ranges, up to the first one that is
+// not a valid lock (an UNLOCK, an invalid flag combination: INVALID_PARAMETER; a range past
+// 2^64: INVALID_LOCK_RANGE), whose status is `invalid`.
+struct LockSeries {
     std::vector<LockRange> ranges;
-    std::optional<NtStatus> bad;
+    std::optional<NtStatus> invalid;
     bool all_fail_immediately = true;
-    for (const auto& e : els) {
+};
+
+LockSeries lock_series(const std::vector<LockElement>& elements) {
+    LockSeries series;
+    for (const auto& e : elements) {
         if ((e.flags & lf::kUnlock) || !is_valid_lock_flags(e.flags)) {
-            bad = NtStatus::InvalidParameter;
+            series.invalid = NtStatus::InvalidParameter;
             break;
         }
         if (!lock_range_valid(e.offset, e.length)) {
-            bad = NtStatus::InvalidLockRange;
+            series.invalid = NtStatus::InvalidLockRange;
             break;
         }
-        all_fail_immediately &= (e.flags & lf::kFailImmediately) != 0;
-        ranges.push_back(LockRange{e.offset, e.length, (e.flags & lf::kExclusiveLock) != 0});
+        series.all_fail_immediately &= (e.flags & lf::kFailImmediately) != 0;
+        series.ranges.push_back(LockRange{e.offset, e.length, (e.flags & lf::kExclusiveLock) != 0});
     }
-    // MS-SMB2 3.3.5.14.2: more than one lock in a request only with FAIL_IMMEDIATELY on each (a
-    // blocking multi-range request could wait forever holding part of its ranges).
-    if (els.size() > 1 && !all_fail_immediately) co_return NtStatus::InvalidParameter;
-    if (bad) {
-        if (!ranges.empty()) {
-            auto st = table.lock(key, owner, ranges, /*dry_run=*/true);
-            if (!st) co_return st.status();
-        }
-        co_return *bad;
-    }
+    return series;
+}
 
-    install_lock_release_hook(*open, table);
-    // Abuse limit "max locks per open": STATUS_INSUFFICIENT_RESOURCES, what Windows answers when
-    // it cannot hold another lock; the open's other locks stay.
-    const size_t max_locks = ctx.limits().max_locks_per_open;
-    auto refused_by_limit = [&](NtStatus st) {
-        if (st != NtStatus::InsufficientResources) return;
-        ctx.log().info("limit 'max locks per open' (", max_locks, ") reached on '", open->path,
-                       "'; LOCK refused");
-    };
-    if (all_fail_immediately) {
-        // MS-SMB2 3.3.5.14.2: FAIL_IMMEDIATELY -> STATUS_LOCK_NOT_GRANTED on a conflict, all or
-        // nothing.
-        auto st = table.lock(key, owner, ranges, /*dry_run=*/false, max_locks);
-        refused_by_limit(st.status());
-        if (!st) co_return st.status();
-        co_return succeeded();
-    }
+// Abuse limit "max locks per open": STATUS_INSUFFICIENT_RESOURCES, what Windows answers when it
+// cannot hold another lock; the open's other locks stay.
+void log_lock_limit(RequestContext& ctx, NtStatus st, size_t max_locks, const std::string& path) {
+    if (st != NtStatus::InsufficientResources) return;
+    ctx.log().info("limit 'max locks per open' (", max_locks, ") reached on '", path,
+             "'; LOCK refused");
+}
 
-    // One blocking lock (MS-FSA 2.1.5.8): granted now, or the request goes async and waits for
-    // the conflicting locks to go (unlock, close of their open) or for a CANCEL.
+// One blocking lock (MS-FSA 2.1.5.8): granted now, or the request goes async and waits for the
+// conflicting locks to go (unlock, close of their open) or for a CANCEL. `open` must be the
+// request's only reference to the open (see the wait).
+asio::awaitable<NtStatus> lock_or_wait(RequestContext& ctx, std::shared_ptr<Open> open,
+                                       LockTable& table, FileKey key, LockRange range,
+                                       size_t max_locks, LockGranted granted) {
     // Woken from whichever thread released the range.
     auto wake = Wakeup::make(ctx.executor());
-    auto waiter = table.lock_or_wait(key, owner, ranges.front(), wake->waker(), max_locks);
+    auto waiter = table.lock_or_wait(key, open.get(), range, wake->waker(), max_locks);
     if (!waiter) {
-        refused_by_limit(waiter.status());
+        log_lock_limit(ctx, waiter.status(), max_locks, open->path);
         co_return waiter.status();
     }
     auto w = *waiter;
-    if (w->state() == LockWaiter::State::Granted) co_return succeeded();
+    if (w->state() == LockWaiter::State::Granted) co_return granted();
 
     const std::string path = open->path;
     // While parked, only the lock table refers to the open (as its owner): a CLOSE of this
@@ -215,7 +194,7 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     }
     switch (w->state()) {
         case LockWaiter::State::Granted:
-            co_return succeeded();
+            co_return granted();
         case LockWaiter::State::OwnerClosed: {
             NtStatus st = owner_closed_status(ctx);
             if (st == NtStatus::Success) LockResponse{}.serialize(ctx.body());
@@ -224,6 +203,70 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
         default:
             co_return NtStatus::Cancelled;
     }
+}
+
+}  // namespace
+
+asio::awaitable<NtStatus> lock(RequestContext& ctx) {
+    auto req = LockRequest::parse(ctx.msg);
+    if (!req) co_return req.status();
+    auto found = ctx.find_open(req->file_id);
+    if (!found) co_return found.status();
+    // Moved out, so that `open` below is the request's only reference (see lock_or_wait()).
+    std::shared_ptr<Open> open = std::move(*found);
+    if (NtStatus st = refuse_lock_on(ctx, *open); st != NtStatus::Success) co_return st;
+
+    const LockGranted granted{ctx, open, lock_sequence_bucket(ctx, *open, *req),
+                              req->lock_sequence_number()};
+    if (replays_lock_sequence(ctx, *open, granted.bucket, granted.sequence)) {
+        LockResponse{}.serialize(ctx.body());
+        co_return NtStatus::Success;
+    }
+
+    // MS-FSA 2.1.4.12 (Operation LOCK): other opens' LEVEL_II oplocks break to NONE.
+    if (open->file_registration) open->file_registration->break_others_level2_oplocks();
+
+    LockTable& table = ctx.server.locks;
+    const FileKey key{open->device, open->file_id};
+    const LockOwner owner = open.get();
+    const auto& els = req->locks;
+
+    // MS-SMB2 3.3.5.14: the first element decides whether this is a series of unlocks.
+    if (els.front().flags & lf::kUnlock) {
+        NtStatus st = process_unlocks(table, key, owner, els);
+        if (st != NtStatus::Success) co_return st;
+        co_return granted();
+    }
+
+    // MS-SMB2 3.3.5.14.2: a series of locks. The first element that is not a valid lock ends the
+    // request, and what the earlier elements locked is released again (smbtorture
+    // smb2.lock.multiple-unlock: lock + unlock in one request leaves nothing locked). Taking the
+    // earlier elements only in a dry run gives the same answers without anyone seeing the
+    // short-lived locks.
+    const LockSeries series = lock_series(els);
+    // MS-SMB2 3.3.5.14.2: more than one lock in a request only with FAIL_IMMEDIATELY on each (a
+    // blocking multi-range request could wait forever holding part of its ranges).
+    if (els.size() > 1 && !series.all_fail_immediately) co_return NtStatus::InvalidParameter;
+    if (series.invalid) {
+        if (!series.ranges.empty()) {
+            auto st = table.lock(key, owner, series.ranges, /*dry_run=*/true);
+            if (!st) co_return st.status();
+        }
+        co_return *series.invalid;
+    }
+
+    install_lock_release_hook(*open, table);
+    const size_t max_locks = ctx.limits().max_locks_per_open;
+    if (series.all_fail_immediately) {
+        // MS-SMB2 3.3.5.14.2: FAIL_IMMEDIATELY -> STATUS_LOCK_NOT_GRANTED on a conflict, all or
+        // nothing.
+        auto st = table.lock(key, owner, series.ranges, /*dry_run=*/false, max_locks);
+        log_lock_limit(ctx, st.status(), max_locks, open->path);
+        if (!st) co_return st.status();
+        co_return granted();
+    }
+    co_return co_await lock_or_wait(ctx, std::move(open), table, key, series.ranges.front(),
+                                    max_locks, granted);
 }
 
 }  // namespace daxsmbd::server::handlers

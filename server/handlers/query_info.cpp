@@ -14,7 +14,6 @@
 #include "server/handlers/info_classes.h"
 #include "server/handlers/security_info.h"
 #include "server/log.h"
-#include "server/server.h"
 #include "server/state/file_table.h"
 #include "server/state/share.h"
 #include "server/vfs/ea.h"
@@ -102,7 +101,7 @@ asio::awaitable<NtStatus> query_full_ea(RequestContext& ctx, std::shared_ptr<Ope
         if (by_name) {
             // SL_RESTART_SCAN and SL_INDEX_SPECIFIED do not apply to a named list.
             auto names = FileGetEaInfo::decode(req.input);
-            if (!names) return Error(info::kStatusEaListInconsistent);
+            if (!names) return Error(NtStatus::EaListInconsistent);
             for (const auto& n : names->names) {
                 DAX_TRY(auto ea, vfs::get_ea(open->fd, n));
                 // An EA the file does not have comes back with an empty value.
@@ -114,7 +113,7 @@ asio::awaitable<NtStatus> query_full_ea(RequestContext& ctx, std::shared_ptr<Ope
         } else {
             if (req.flags & query_info_flags::kRestartScan) open->ea_index = 0;
             start = open->ea_index;
-            if (start >= all.size()) return Error(info::kStatusNoMoreEas);
+            if (start >= all.size()) return Error(NtStatus::NoMoreEas);
             for (size_t i = start; i < all.size(); ++i)
                 list.entries.push_back(FullEaEntry{0, all[i].name, all[i].value});
         }
@@ -136,78 +135,79 @@ asio::awaitable<NtStatus> query_full_ea(RequestContext& ctx, std::shared_ptr<Ope
     co_return out->status;
 }
 
-asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> open,
-                                     const QueryInfoRequest& req) {
-    const uint8_t c = req.file_info_class;
+// QUERY_INFO of a file class (MS-SMB2 3.3.5.20.1): the class must be served, on this dialect,
+// and the open must have the access it needs; Success when all of that holds.
+NtStatus file_class_refusal(RequestContext& ctx, const Open& open, uint8_t c) {
     switch (info::query_file_class_support(c)) {
         case info::ClassSupport::Invalid:
-            co_return NtStatus::InvalidInfoClass;
+            return NtStatus::InvalidInfoClass;
         case info::ClassSupport::NotSupported:
-            co_return NtStatus::NotSupported;
+            return NtStatus::NotSupported;
         case info::ClassSupport::Supported:
             break;
     }
     // MS-SMB2 3.3.5.20.1: FileIdInformation needs a 3.x dialect, FileNormalizedNameInformation
     // 3.1.1 (smbtorture smb2.getinfo.normalized expects NOT_SUPPORTED below it).
-    if (c == fic::kFileIdInformation && !is_smb3(ctx.dialect())) co_return NtStatus::NotSupported;
-    if (c == fic::kFileNormalizedNameInformation && !is_311(ctx)) co_return NtStatus::NotSupported;
+    if (c == fic::kFileIdInformation && !is_smb3(ctx.dialect()))
+        return NtStatus::NotSupported;
+    if (c == fic::kFileNormalizedNameInformation && !is_311(ctx)) return NtStatus::NotSupported;
 
     // MS-SMB2 3.3.5.20.1 access checks.
-    const uint32_t granted = open->granted_access;
+    const uint32_t granted = open.granted_access;
     if ((c == fic::kFileBasicInformation || c == fic::kFileAllInformation ||
          c == fic::kFileNetworkOpenInformation || c == fic::kFileAttributeTagInformation) &&
         !(granted & am::kFileReadAttributes)) {
-        ctx.log().debug("QUERY_INFO class ", int(c), " on '", open->path,
-                        "' without READ_ATTRIBUTES");
-        co_return NtStatus::AccessDenied;
+        ctx.log().debug("QUERY_INFO class ", int(c), " on '", open.path,
+                  "' without READ_ATTRIBUTES");
+        return NtStatus::AccessDenied;
     }
     if (c == fic::kFileFullEaInformation && !(granted & am::kFileReadEa))
-        co_return NtStatus::AccessDenied;
+        return NtStatus::AccessDenied;
+    return NtStatus::Success;
+}
 
-    if (req.output_buffer_length < info::query_file_min_output(c))
-        co_return info_length_mismatch(ctx);
-    if (c == fic::kFileFullEaInformation) co_return co_await query_full_ea(ctx, open, req);
+// What the file classes are made of, read off the loop.
+struct FileFacts {
+    vfs::FileInfo fi;
+    bool delete_pending = false;
+    uint32_t ea_size = 0;
+    uint64_t position = 0;
+    uint32_t mode = 0;
+    std::string path;
+};
 
-    struct Facts {
-        vfs::FileInfo fi;
-        bool delete_pending = false;
-        uint32_t ea_size = 0;
-        uint64_t position = 0;
-        uint32_t mode = 0;
-        std::string path;
-    };
-    const bool needs_ea = c == fic::kFileEaInformation || c == fic::kFileAllInformation;
-    auto facts = co_await ctx.blocking([&]() -> Result<Facts> {
-        Facts f;
-        DAX_TRY(f.fi, vfs::query_info(open->fd));
-        f.delete_pending = delete_pending_of(*open, ctx.server.files);
-        if (needs_ea) {
-            auto ea = vfs::ea_size(open->fd);
-            f.ea_size = ea ? *ea : 0;
-        }
-        std::lock_guard lk(open->mu);
-        f.position = open->position;
-        f.mode = current_mode(*open);
-        f.path = open->path;
-        return f;
-    });
-    if (!facts) co_return facts.status();
-    const vfs::FileInfo& fi = facts->fi;
+// Blocking.
+Result<FileFacts> file_facts(Open& open, bool needs_ea) {
+    FileFacts f;
+    DAX_TRY(f.fi, vfs::query_info(open.fd));
+    f.delete_pending = delete_pending_of(open);
+    if (needs_ea) {
+        auto ea = vfs::ea_size(open.fd);
+        f.ea_size = ea ? *ea : 0;
+    }
+    std::lock_guard lk(open.mu);
+    f.position = open.position;
+    f.mode = current_mode(open);
+    f.path = open.path;
+    return f;
+}
 
-    ByteVector data;
-    ByteWriter w(data);
+// Encodes a supported file class other than FileStreamInformation and FileFullEaInformation.
+Status encode_file_class(uint8_t c, const FileFacts& f, uint32_t granted, const TreeConnect& tree,
+                         ByteWriter& w) {
+    const vfs::FileInfo& fi = f.fi;
     switch (c) {
         case fic::kFileBasicInformation:
             info::basic_info(fi).encode(w);
             break;
         case fic::kFileStandardInformation:
-            info::standard_info(fi, facts->delete_pending).encode(w);
+            info::standard_info(fi, f.delete_pending).encode(w);
             break;
         case fic::kFileInternalInformation:
             FileInternalInfo{fi.file_id}.encode(w);
             break;
         case fic::kFileEaInformation:
-            FileEaInfo{facts->ea_size}.encode(w);
+            FileEaInfo{f.ea_size}.encode(w);
             break;
         case fic::kFileAccessInformation:
             FileAccessInfo{granted}.encode(w);
@@ -215,10 +215,10 @@ asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> 
         case fic::kFilePositionInformation:
             // MS-SMB2 <418> lets a server answer 0; the handle's position is what was set
             // (smbtorture smb2.setinfo reads it back).
-            FilePositionInfo{int64_t(facts->position)}.encode(w);
+            FilePositionInfo{int64_t(f.position)}.encode(w);
             break;
         case fic::kFileModeInformation:
-            FileModeInfo{facts->mode}.encode(w);
+            FileModeInfo{f.mode}.encode(w);
             break;
         case fic::kFileAlignmentInformation:
             FileAlignmentInfo{file_alignment::kByte}.encode(w);
@@ -226,27 +226,18 @@ asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> 
         case fic::kFileAllInformation: {
             FileAllInfo a;
             a.basic = info::basic_info(fi);
-            a.standard = info::standard_info(fi, facts->delete_pending);
+            a.standard = info::standard_info(fi, f.delete_pending);
             a.internal.index_number = fi.file_id;
-            a.ea.ea_size = facts->ea_size;
+            a.ea.ea_size = f.ea_size;
             a.access.access_flags = granted;
-            a.position.current_byte_offset = int64_t(facts->position);
-            a.mode.mode = facts->mode;
+            a.position.current_byte_offset = int64_t(f.position);
+            a.mode.mode = f.mode;
             a.alignment.alignment_requirement = file_alignment::kByte;
             // MS-SMB2 3.3.5.20.1 allows an empty name; the share-relative path is more useful
             // and is what Samba answers.
-            a.name.file_name = info::windows_path(facts->path, true);
+            a.name.file_name = info::windows_path(f.path, true);
             a.encode(w);
             break;
-        }
-        case fic::kFileStreamInformation: {
-            // Whole entries only (MS-FSA 2.1.5.12.29): what does not fit is left out.
-            auto s = info::stream_info(fi);
-            size_t n = s.encode(w, req.output_buffer_length);
-            QueryInfoResponse resp;
-            resp.buffer = data;
-            resp.serialize(ctx.body());
-            co_return n < s.streams.size() ? NtStatus::BufferOverflow : NtStatus::Success;
         }
         case fic::kFileCompressionInformation: {
             FileCompressionInfo ci;  // COMPRESSION_FORMAT_NONE
@@ -262,23 +253,57 @@ asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> 
             break;
         case fic::kFileAlternateNameInformation: {
             // MS-FSA 2.1.5.12.4: the share root has no short name.
-            if (facts->path.empty()) co_return NtStatus::ObjectNameNotFound;
-            auto slash = facts->path.rfind('/');
-            std::string_view last = facts->path;
+            if (f.path.empty()) return Error(NtStatus::ObjectNameNotFound);
+            auto slash = f.path.rfind('/');
+            std::string_view last = f.path;
             if (slash != std::string::npos) last.remove_prefix(slash + 1);
             FileNameInfo{info::short_name(last)}.encode(w);
             break;
         }
         case fic::kFileNormalizedNameInformation:
             // MS-SMB2 3.3.5.20.1: relative to the share root, the root itself is "".
-            FileNameInfo{info::windows_path(facts->path, false)}.encode(w);
+            FileNameInfo{info::windows_path(f.path, false)}.encode(w);
             break;
         case fic::kFileIdInformation:
-            info::file_id_info(fi, ctx.tree->share->root->volume_serial()).encode(w);
+            info::file_id_info(fi, tree.share->root->volume_serial()).encode(w);
             break;
         default:
-            co_return NtStatus::InternalError;
+            return Error(NtStatus::InternalError);
     }
+    return {};
+}
+
+// FileStreamInformation: whole entries only (MS-FSA 2.1.5.12.29), what does not fit is left out.
+NtStatus reply_stream_info(RequestContext& ctx, const vfs::FileInfo& fi,
+                           uint32_t output_buffer_length) {
+    ByteVector data;
+    ByteWriter w(data);
+    auto s = info::stream_info(fi);
+    size_t n = s.encode(w, output_buffer_length);
+    QueryInfoResponse resp;
+    resp.buffer = data;
+    resp.serialize(ctx.body());
+    return n < s.streams.size() ? NtStatus::BufferOverflow : NtStatus::Success;
+}
+
+asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> open,
+                                     const QueryInfoRequest& req) {
+    const uint8_t c = req.file_info_class;
+    if (NtStatus st = file_class_refusal(ctx, *open, c); st != NtStatus::Success) co_return st;
+    if (req.output_buffer_length < info::query_file_min_output(c))
+        co_return info_length_mismatch(ctx);
+    if (c == fic::kFileFullEaInformation) co_return co_await query_full_ea(ctx, open, req);
+
+    const bool needs_ea = c == fic::kFileEaInformation || c == fic::kFileAllInformation;
+    auto facts = co_await ctx.blocking([&] { return file_facts(*open, needs_ea); });
+    if (!facts) co_return facts.status();
+    if (c == fic::kFileStreamInformation)
+        co_return reply_stream_info(ctx, facts->fi, req.output_buffer_length);
+
+    ByteVector data;
+    ByteWriter w(data);
+    if (auto st = encode_file_class(c, *facts, open->granted_access, *ctx.tree, w); !st)
+        co_return st.status();
     co_return reply(ctx, std::move(data), req.output_buffer_length);
 }
 
@@ -326,7 +351,8 @@ asio::awaitable<NtStatus> query_security(RequestContext& ctx, std::shared_ptr<Op
     auto got = co_await ctx.blocking(
         [&]() -> Result<ByteVector> { return security::query_descriptor(open->fd, secinfo); });
     if (!got) {
-        ctx.log().info("security descriptor of '", open->path, "': ", status_name(got.status()));
+        ctx.log().info("security descriptor of '", open->path,
+                 "': ", status_name(got.status()));
         co_return got.status();
     }
     ByteVector sd = std::move(*got);

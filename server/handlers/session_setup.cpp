@@ -98,10 +98,10 @@ std::chrono::milliseconds note_logon_failure(ConnectionState& conn, std::string_
     const std::string addr = conn.peer_address();
     const unsigned n = throttle.record_failure(addr, LogonThrottle::Clock::now());
     const auto delay = throttle.delay_after(n);
-    conn.log.info("logon failure, user '", user.empty() ? std::string_view("?") : user, "' from ",
-                  addr, ": ", reason.empty() ? std::string_view("refused") : reason, " (",
-                  status_name(status), "); ", n, " failure(s) from this address, answer delayed ",
-                  delay.count(), " ms");
+    conn.log.info("logon failure, user '",
+             user.empty() ? std::string_view("?") : user, "' from ", addr, ": ",
+             reason.empty() ? std::string_view("refused") : reason, " (", status_name(status),
+             "); ", n, " failure(s) from this address, answer delayed ", delay.count(), " ms");
     return delay;
 }
 
@@ -126,7 +126,8 @@ NtStatus binding_refusal(RequestContext& ctx, const SessionSetupRequest& req, co
     if (!req.is_binding()) return NtStatus::UserSessionDeleted;
     if (!ctx.header.is_signed()) return NtStatus::InvalidParameter;
     if (!verified) {
-        conn.log.info("binding to session 0x", std::hex, s.id, std::dec, " refused: bad signature");
+        conn.log.info("binding to session 0x", std::hex,
+                 s.id, std::dec, " refused: bad signature");
         return NtStatus::AccessDenied;
     }
     // Samba's rule: when either side signs with AES-GMAC both must (3.1.1 signing algorithms).
@@ -141,8 +142,9 @@ NtStatus binding_refusal(RequestContext& ctx, const SessionSetupRequest& req, co
     // cipher) must be the session's first connection's.
     if (!is_smb3(conn.state.dialect)) return NtStatus::RequestNotAccepted;
     if (!conn.server.config().global.multi_channel) {
-        conn.log.info("binding to session 0x", std::hex, s.id, std::dec,
-                      " refused: multichannel is off ('server multi channel support = no')");
+        conn.log.info("binding to session 0x", std::hex,
+                 s.id, std::dec,
+                 " refused: multichannel is off ('server multi channel support = no')");
         return NtStatus::RequestNotAccepted;
     }
     if (conn.state.dialect != s.dialect || s.cipher_id != conn.state.cipher_id)
@@ -174,8 +176,8 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     if (conn.channel(sid)) co_return NtStatus::RequestNotAccepted;
     if (s->channel_count() >= kMaxChannelsPerSession) {
         conn.pending_binds.erase(sid);
-        conn.log.info("binding to session 0x", std::hex, sid, std::dec, " refused: it has ",
-                      kMaxChannelsPerSession, " channels already");
+        conn.log.info("binding to session 0x", std::hex,
+                 sid, std::dec, " refused: it has ", kMaxChannelsPerSession, " channels already");
         co_return NtStatus::InsufficientResources;
     }
     auto pit = conn.pending_binds.find(sid);
@@ -230,15 +232,15 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
 
     std::optional<auth::PreauthHash> preauth = std::move(pit->second.preauth);
     conn.pending_binds.erase(pit);
-    co_await hold_back(
-        conn, server.logon_throttle().delay_for(conn.peer_address(), LogonThrottle::Clock::now()));
+    co_await hold_back(conn, server.logon_throttle().delay_for(conn.peer_address(),
+                                                               LogonThrottle::Clock::now()));
     // MS-SMB2 3.3.5.5.2: the binding must authenticate the session's user. Windows answers a
     // different user (guest and anonymous included) with ACCESS_DENIED (smbtorture
     // smb2.session.bind_different_user); the session stays as it was.
     if (step->is_anonymous || !same_user(step->user, s->user)) {
-        conn.log.info("binding to session 0x", std::hex, sid, std::dec, " of user '", s->user,
-                      "' refused: authenticated as '",
-                      step->is_anonymous ? std::string("(anonymous)") : step->user, "'");
+        conn.log.info("binding to session 0x", std::hex,
+                 sid, std::dec, " of user '", s->user, "' refused: authenticated as '",
+                 step->is_anonymous ? std::string("(anonymous)") : step->user, "'");
         co_return NtStatus::AccessDenied;
     }
     // Channel.SigningKey (3.3.5.5.3): from the binding's own session key; on 3.1.1 with the
@@ -254,9 +256,9 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     if (auto st = make_channel_crypto(conn, *s, Bytes(channel_key), ch); !st) co_return st.status();
     if (!s->add_channel(conn.id, conn.weak_self())) co_return NtStatus::UserSessionDeleted;
     conn.channels[sid] = ch;
-    conn.log.info("bound to session 0x", std::hex, sid, std::dec, " of user ", s->user,
-                  " as channel ", s->channel_count(), " (dialect 0x", std::hex,
-                  uint16_t(conn.state.dialect), std::dec, ")");
+    conn.log.info("bound to session 0x", std::hex, sid,
+             std::dec, " of user ", s->user, " as channel ", s->channel_count(), " (dialect 0x",
+             std::hex, uint16_t(conn.state.dialect), std::dec, ")");
     resp.serialize(ctx.body());
     // The final response is signed with the new Channel.SigningKey (3.3.5.5.3).
     ctx.response_signer.reset();
@@ -265,6 +267,185 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     ctx.channel_encryption = ch.encryption;
     ctx.force_sign = true;
     co_return NtStatus::Success;
+}
+
+// The session a SESSION_SETUP that is not a binding works on: a new one for SessionId 0
+// (refused with STATUS_INSUFFICIENT_RESOURCES at the limit), else this connection's session.
+Result<std::shared_ptr<Session>> session_to_set_up(ConnectionState& conn, Server& server,
+                                                   uint64_t session_id) {
+    if (session_id != 0) {
+        Channel* ch = conn.channel(session_id);
+        if (!ch) return Error(NtStatus::UserSessionDeleted);
+        return ch->session;
+    }
+    // Abuse limit "max sessions per connection". MS-SMB2 3.3.5.5 sets no per-connection
+    // number; like Samba when it can allocate no further session (smbXsrv_session_create),
+    // the new session is refused with STATUS_INSUFFICIENT_RESOURCES.
+    if (!session_slot_free(conn, server, "new session"))
+        return Error(NtStatus::InsufficientResources);
+    std::shared_ptr<Session> s = server.sessions.create();
+    s->dialect = conn.state.dialect;
+    if (conn.state.preauth) s->preauth = *conn.state.preauth;  // 3.3.5.5 step: copy conn H
+    s->add_channel(conn.id, conn.weak_self());
+    conn.channels[s->id] = Channel{s, nullptr, nullptr};
+    return s;
+}
+
+// A logon whose security exchange failed: LOGON_FAILURE (INVALID_PARAMETER for a malformed
+// token), after the delay the logon throttle asks for.
+asio::awaitable<NtStatus> refuse_failed_logon(ConnectionState& conn, const std::shared_ptr<Session>& s,
+                                              std::unique_ptr<auth::SpnegoAcceptor> acceptor,
+                                              NtStatus failure) {
+    const NtStatus status =
+        failure == NtStatus::InvalidParameter ? NtStatus::InvalidParameter : NtStatus::LogonFailure;
+    const auto delay =
+        note_logon_failure(conn, acceptor->attempted_user(), acceptor->failure_reason(), failure);
+    acceptor.reset();
+    // A failed re-authentication ends the session too, as Windows and Samba do: what comes
+    // next on it gets USER_SESSION_DELETED (smbtorture smb2.session.reauth6).
+    drop_session(conn, s);
+    co_await hold_back(conn, delay);
+    co_return status;
+}
+
+// Who the session acts as on disk (README "Identity"): the user database entry's uid/gid,
+// never root unless the name is in 'admin users'; anonymous sessions act as the guest
+// account.
+// Who the session acts as on disk (README "Identity"): the user database entry's uid/gid, never
+// root unless the name is in 'admin users'; anonymous sessions act as the guest account. The
+// failures (logged here) refuse the logon; the caller drops the session.
+asio::awaitable<Result<std::shared_ptr<const vfs::UnixIdentity>>> unix_identity_of(
+    RequestContext& ctx, const auth::AcceptorStep& step) {
+    auto& conn = ctx.conn;
+    auto& server = conn.server;
+    const auto& g = server.config().global;
+    if (step.is_anonymous) {
+        const std::string guest = g.guest_account;
+        // A named lambda: GCC 12 destroys a capturing temporary in a co_await expression twice.
+        auto lookup = [&guest] { return vfs::resolve_unix_account(guest); };
+        auto acct = co_await ctx.blocking_as_daemon(lookup);
+        if (!acct) {
+            conn.log.error("guest logon refused: ", "'guest account' ", guest,
+                      " is not a Unix account");
+            co_return Error(NtStatus::LogonFailure);
+        }
+        if ((*acct)->is_root()) {
+            conn.log.error("guest logon refused: ", "'guest account' ", guest, " is uid 0");
+            co_return Error(NtStatus::LogonFailure);
+        }
+        co_return std::shared_ptr<const vfs::UnixIdentity>(std::move(*acct));
+    }
+    auto rec = server.find_user(step.user);
+    if (!rec) {
+        // Removed from the database while the logon ran.
+        conn.log.info("logon of ", step.user,
+                 " refused: no longer in the user database");
+        co_return Error(NtStatus::LogonFailure);
+    }
+    if (rec->uid == 0 && !g.is_admin_user(rec->name)) {
+        conn.log.error("logon of ", rec->name,
+                  " refused: its user database entry maps it to uid 0 and it is not in ",
+                  "'admin users'");
+        co_return Error(NtStatus::AccessDenied);
+    }
+    const uid_t uid = rec->uid;
+    const gid_t gid = rec->gid;
+    auto resolve = [uid, gid] { return vfs::resolve_unix_identity(uid, gid); };
+    co_return std::shared_ptr<const vfs::UnixIdentity>(co_await ctx.blocking_as_daemon(resolve));
+}
+
+// MS-SMB2 3.3.5.5.3: the keys, signing and encryption of a session that has just authenticated;
+// the SessionFlags of the response (IS_NULL for an anonymous session, which has no keys).
+Result<uint16_t> secure_session(ConnectionState& conn, Session& s, Channel& ch,
+                                const SessionSetupRequest& req, const GlobalConfig& g) {
+    if (s.is_anonymous) return uint16_t(session_flags::kIsNull);
+    DAX_CHECK(install_keys(conn, s, ch));
+    // MS-SMB2 3.3.5.5.3: signing required when the client or the server requires it.
+    s.signing_required = (req.security_mode & security_mode::kSigningRequired) ||
+                         g.signing == SigningPolicy::Mandatory;
+    // Session.EncryptData for "desired"/"required" when the client can encrypt; the flag
+    // tells it to encrypt everything (3.3.5.5.3, 2.2.6).
+    if (ch.encryption && g.encrypt >= EncryptPolicy::Desired) {
+        s.encrypt_data = true;
+        s.reject_unencrypted = g.encrypt == EncryptPolicy::Required;
+        return uint16_t(session_flags::kEncryptData);
+    }
+    return uint16_t(0);
+}
+
+void log_session_established(const ConnectionState& conn, const Session& s, const Channel& ch,
+                             const auth::AcceptorStep& step) {
+    conn.log.info("session ", std::hex, s.id, std::dec,
+             " user ", s.is_anonymous ? "(anonymous)" : s.user, " via ",
+             step.mech == auth::oid::ntlmssp() ? "NTLMv2" : "Kerberos", " dialect 0x", std::hex,
+             uint16_t(conn.state.dialect), std::dec, " cipher ",
+             ch.encryption ? auth::cipher_name(conn.state.cipher_id) : "none",
+             s.encrypt_data ? " (session encrypted)" : "");
+}
+
+// The acceptor of the session's exchange (a new one for its first leg). It leaves the session
+// while it works: a second SESSION_SETUP on the same session meanwhile (on this or another
+// channel) cannot reach it (it would start an exchange of its own and fail).
+std::unique_ptr<auth::SpnegoAcceptor> take_acceptor(Session& s, Server& server) {
+    std::unique_ptr<auth::SpnegoAcceptor> acceptor;
+    {
+        std::lock_guard lk(s.mu);
+        acceptor = std::move(s.acceptor);
+    }
+    if (!acceptor) acceptor = make_acceptor(server);
+    return acceptor;
+}
+
+// A leg of the exchange that needs another one (MS-SMB2 3.3.5.5.3): the acceptor goes back to
+// the session, and on 3.1.1 the response goes into the preauth hash as well (3.3.5.5.1).
+NtStatus continue_logon(RequestContext& ctx, const std::shared_ptr<Session>& s,
+                        std::unique_ptr<auth::SpnegoAcceptor> acceptor,
+                        const SessionSetupResponse& resp, bool hashing) {
+    {
+        std::lock_guard lk(s->mu);
+        s->acceptor = std::move(acceptor);
+    }
+    resp.serialize(ctx.body());
+    if (hashing) {
+        auto sp = s;
+        ctx.on_response = [sp](Bytes r) {
+            if (sp->preauth) sp->preauth->update(r);
+        };
+    }
+    return NtStatus::MoreProcessingRequired;
+}
+
+// "smb encrypt = required" globally (MS-SMB2 3.3.5.5: Server.EncryptData and
+// RejectUnencryptedAccess): a client that cannot encrypt (2.x, no common cipher) and anonymous or
+// guest logons (no keys) cannot have a session (true: refused, logged).
+bool encryption_refuses(const ConnectionState& conn, const GlobalConfig& g, bool is_anonymous) {
+    const bool can_encrypt = is_smb3(conn.state.dialect) && conn.state.cipher_id != 0;
+    if (g.encrypt != EncryptPolicy::Required || (can_encrypt && !is_anonymous)) return false;
+    conn.log.info("session refused: encryption ",
+             "is required and the ", is_anonymous ? "logon is anonymous" : "client cannot encrypt");
+    return true;
+}
+
+// Who authenticated, as the session keeps it: user, domain, identity and the session key
+// (SessionKey is its first 16 bytes, zero-padded).
+void record_logon(Session& s, const auth::AcceptorStep& step,
+                  std::shared_ptr<const vfs::UnixIdentity> identity) {
+    s.user = step.user;
+    s.domain = step.domain;
+    s.is_anonymous = step.is_anonymous;
+    s.identity = std::move(identity);
+    s.full_session_key = step.session_key;
+    s.session_key.fill(0);
+    for (size_t i = 0; i < 16 && i < step.session_key.size(); ++i)
+        s.session_key[i] = uint8_t(step.session_key[i]);
+}
+
+// PreviousSessionId of the same user: the old session goes (3.3.5.5.3 step 4), with all its
+// channels.
+void end_previous_session(Server& server, uint64_t previous_session_id, const Session& s) {
+    if (!previous_session_id || previous_session_id == s.id) return;
+    auto old = server.sessions.find(previous_session_id);
+    if (old && old->user == s.user) server.end_session(*old);
 }
 
 }  // namespace
@@ -278,34 +459,12 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     if (req->is_binding() || (ctx.header.session_id != 0 && !conn.channel(ctx.header.session_id)))
         co_return co_await bind(ctx, *req);
 
-    std::shared_ptr<Session> s;
-    if (ctx.header.session_id == 0) {
-        // Abuse limit "max sessions per connection". MS-SMB2 3.3.5.5 sets no per-connection
-        // number; like Samba when it can allocate no further session (smbXsrv_session_create),
-        // the new session is refused with STATUS_INSUFFICIENT_RESOURCES.
-        if (!session_slot_free(conn, server, "new session"))
-            co_return NtStatus::InsufficientResources;
-        s = server.sessions.create();
-        s->dialect = conn.state.dialect;
-        if (conn.state.preauth) s->preauth = *conn.state.preauth;  // 3.3.5.5 step: copy conn H
-        s->add_channel(conn.id, conn.weak_self());
-        conn.channels[s->id] = Channel{s, nullptr, nullptr};
-    } else {
-        Channel* ch = conn.channel(ctx.header.session_id);
-        if (!ch) co_return NtStatus::UserSessionDeleted;
-        s = ch->session;
-    }
+    auto session = session_to_set_up(conn, server, ctx.header.session_id);
+    if (!session) co_return session.status();
+    std::shared_ptr<Session> s = std::move(*session);
     ctx.response_session_id = s->id;
     bool reauth = s->state != Session::State::InProgress;
-    // The acceptor leaves the session while it works: a second SESSION_SETUP on the same session
-    // meanwhile (on this or another channel) cannot reach it (it would start an exchange of its
-    // own and fail).
-    std::unique_ptr<auth::SpnegoAcceptor> acceptor;
-    {
-        std::lock_guard lk(s->mu);
-        acceptor = std::move(s->acceptor);
-    }
-    if (!acceptor) acceptor = make_acceptor(server);
+    std::unique_ptr<auth::SpnegoAcceptor> acceptor = take_acceptor(*s, server);
 
     // 3.1.1: every SESSION_SETUP request of the first authentication is hashed (3.3.5.5.1).
     bool hashing = !reauth && s->preauth.has_value();
@@ -316,42 +475,17 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     auth::SpnegoAcceptor* acc = acceptor.get();
     const Bytes token = req->security_buffer;
     auto step = co_await ctx.blocking_as_daemon([acc, token] { return acc->step(token); });
-    if (!step) {
-        const NtStatus status = step.status() == NtStatus::InvalidParameter
-                                    ? NtStatus::InvalidParameter
-                                    : NtStatus::LogonFailure;
-        const auto delay = note_logon_failure(conn, acceptor->attempted_user(),
-                                              acceptor->failure_reason(), step.status());
-        acceptor.reset();
-        // A failed re-authentication ends the session too, as Windows and Samba do: what comes
-        // next on it gets USER_SESSION_DELETED (smbtorture smb2.session.reauth6).
-        drop_session(conn, s);
-        co_await hold_back(conn, delay);
-        co_return status;
-    }
+    if (!step) co_return co_await refuse_failed_logon(conn, s, std::move(acceptor), step.status());
 
     SessionSetupResponse resp;
     resp.security_buffer = std::move(step->output_token);
-    if (!step->done) {
-        {
-            std::lock_guard lk(s->mu);
-            s->acceptor = std::move(acceptor);
-        }
-        resp.serialize(ctx.body());
-        if (hashing) {
-            auto sp = s;
-            ctx.on_response = [sp](Bytes r) {
-                if (sp->preauth) sp->preauth->update(r);
-            };
-        }
-        co_return NtStatus::MoreProcessingRequired;
-    }
+    if (!step->done) co_return continue_logon(ctx, s, std::move(acceptor), resp, hashing);
 
     // Authenticated. While the address has recent failures, success waits as long as a failure
     // would: the delay must not tell a guesser which attempt was right.
     const auto& g = server.config().global;
-    co_await hold_back(
-        conn, server.logon_throttle().delay_for(conn.peer_address(), LogonThrottle::Clock::now()));
+    co_await hold_back(conn, server.logon_throttle().delay_for(conn.peer_address(),
+                                                               LogonThrottle::Clock::now()));
     if (step->is_anonymous && !g.guest_ok) {
         const auto delay = note_logon_failure(conn, "(anonymous)",
                                               "anonymous logon refused ('map to guest = never')",
@@ -372,103 +506,31 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
         co_return NtStatus::Success;
     }
 
-    // "smb encrypt = required" globally (MS-SMB2 3.3.5.5: Server.EncryptData and
-    // RejectUnencryptedAccess): a client that cannot encrypt (2.x, no common cipher) and
-    // anonymous or guest logons (no keys) cannot have a session.
-    const bool can_encrypt = is_smb3(conn.state.dialect) && conn.state.cipher_id != 0;
-    if (g.encrypt == EncryptPolicy::Required && (!can_encrypt || step->is_anonymous)) {
-        conn.log.info("session refused: encryption ", "is required and the ",
-                      step->is_anonymous ? "logon is anonymous" : "client cannot encrypt");
+    if (encryption_refuses(conn, g, step->is_anonymous)) {
         drop_session(conn, s);
         co_return NtStatus::AccessDenied;
     }
 
-    // Who the session acts as on disk (README "Identity"): the user database entry's uid/gid,
-    // never root unless the name is in 'admin users'; anonymous sessions act as the guest
-    // account.
-    std::shared_ptr<const vfs::UnixIdentity> identity;
-    if (step->is_anonymous) {
-        const std::string guest = g.guest_account;
-        // A named lambda: GCC 12 destroys a capturing temporary in a co_await expression twice.
-        auto lookup = [&guest] { return vfs::resolve_unix_account(guest); };
-        auto acct = co_await ctx.blocking_as_daemon(lookup);
-        if (!acct) {
-            conn.log.error("guest logon refused: ", "'guest account' ", guest,
-                           " is not a Unix account");
-            drop_session(conn, s);
-            co_return NtStatus::LogonFailure;
-        }
-        if ((*acct)->is_root()) {
-            conn.log.error("guest logon refused: ", "'guest account' ", guest, " is uid 0");
-            drop_session(conn, s);
-            co_return NtStatus::LogonFailure;
-        }
-        identity = std::move(*acct);
-    } else {
-        auto rec = server.find_user(step->user);
-        if (!rec) {
-            // Removed from the database while the logon ran.
-            conn.log.info("logon of ", step->user, " refused: no longer in the user database");
-            drop_session(conn, s);
-            co_return NtStatus::LogonFailure;
-        }
-        if (rec->uid == 0 && !g.is_admin_user(rec->name)) {
-            conn.log.error("logon of ", rec->name,
-                           " refused: its user database entry maps it to uid 0 and it is not in ",
-                           "'admin users'");
-            drop_session(conn, s);
-            co_return NtStatus::AccessDenied;
-        }
-        const uid_t uid = rec->uid;
-        const gid_t gid = rec->gid;
-        auto resolve = [uid, gid] { return vfs::resolve_unix_identity(uid, gid); };
-        identity = co_await ctx.blocking_as_daemon(resolve);
+    auto identity = co_await unix_identity_of(ctx, *step);
+    if (!identity) {
+        drop_session(conn, s);
+        co_return identity.status();
     }
-    s->user = step->user;
-    s->domain = step->domain;
-    s->is_anonymous = step->is_anonymous;
-    s->identity = std::move(identity);
-    s->full_session_key = step->session_key;
-    s->session_key.fill(0);
-    for (size_t i = 0; i < 16 && i < step->session_key.size(); ++i)
-        s->session_key[i] = uint8_t(step->session_key[i]);
+    record_logon(*s, *step, std::move(*identity));
     Channel* ch = conn.channel(s->id);
     if (!ch) co_return NtStatus::UserSessionDeleted;  // ended meanwhile (connection closing)
-    if (!s->is_anonymous) {
-        auto st = install_keys(conn, *s, *ch);
-        if (!st) {
-            drop_session(conn, s);
-            co_return st.status();
-        }
-        // MS-SMB2 3.3.5.5.3: signing required when the client or the server requires it.
-        s->signing_required = (req->security_mode & security_mode::kSigningRequired) ||
-                              g.signing == SigningPolicy::Mandatory;
-        // Session.EncryptData for "desired"/"required" when the client can encrypt; the flag
-        // tells it to encrypt everything (3.3.5.5.3, 2.2.6).
-        if (ch->encryption && g.encrypt >= EncryptPolicy::Desired) {
-            s->encrypt_data = true;
-            s->reject_unencrypted = g.encrypt == EncryptPolicy::Required;
-            resp.session_flags |= session_flags::kEncryptData;
-        }
-    } else {
-        resp.session_flags |= session_flags::kIsNull;
+    auto flags = secure_session(conn, *s, *ch, *req, g);
+    if (!flags) {
+        drop_session(conn, s);
+        co_return flags.status();
     }
+    resp.session_flags |= *flags;
     s->preauth.reset();
     s->state = Session::State::Valid;  // publishes the identity and keys to other loops
 
-    // PreviousSessionId of the same user: the old session goes (3.3.5.5.3 step 4), with all
-    // its channels.
-    if (req->previous_session_id && req->previous_session_id != s->id) {
-        auto old = server.sessions.find(req->previous_session_id);
-        if (old && old->user == s->user) server.end_session(*old);
-    }
+    end_previous_session(server, req->previous_session_id, *s);
 
-    conn.log.info("session ", std::hex, s->id, std::dec, " user ",
-                  s->is_anonymous ? "(anonymous)" : s->user, " via ",
-                  step->mech == auth::oid::ntlmssp() ? "NTLMv2" : "Kerberos", " dialect 0x",
-                  std::hex, uint16_t(conn.state.dialect), std::dec, " cipher ",
-                  ch->encryption ? auth::cipher_name(conn.state.cipher_id) : "none",
-                  s->encrypt_data ? " (session encrypted)" : "");
+    log_session_established(conn, *s, *ch, *step);
     resp.serialize(ctx.body());
     ctx.session = s;
     ctx.channel_signer = ch->signer;

@@ -149,12 +149,12 @@ Status set_valid_data_length(Open& open, Bytes buf) {
 Status set_full_ea(Open& open, Bytes buf) {
     auto list = FileFullEaInfo::decode(buf);
     // MS-SMB2 3.3.5.21.1: a malformed EA buffer.
-    if (!list) return Error(info::kStatusEaListInconsistent);
+    if (!list) return Error(NtStatus::EaListInconsistent);
     std::vector<vfs::Ea> eas;
     eas.reserve(list->entries.size());
     for (auto& e : list->entries) {
         // MS-FSA 2.1.5.15.6: FILE_NEED_EA is the only flag.
-        if (e.flags & ~kFileNeedEa) return Error(kStatusInvalidEaName);
+        if (e.flags & ~kFileNeedEa) return Error(NtStatus::InvalidEaName);
         eas.push_back(
             vfs::Ea{e.name, std::vector<std::byte>(e.value.begin(), e.value.end()), e.flags});
     }
@@ -294,7 +294,7 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
         case fic::kFileRenameInformation:
             co_return co_await set_rename(ctx, open, buf);
         case fic::kFileShortNameInformation:
-            co_return info::kStatusShortNamesNotEnabled;
+            co_return NtStatus::ShortNamesNotEnabledOnVolume;
         case fic::kFileLinkInformation: {
             auto l = FileLinkInfo::decode(buf);
             if (!l) co_return l.status();

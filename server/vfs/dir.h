@@ -67,6 +67,9 @@ class DirectoryCursor {
     bool at_end() const { return phase_ == Phase::End && !pending_; }
 
     const std::string& dir_rel() const { return dir_rel_; }
+    // The listed directory's descriptor, for calls that do not move the listing's offset (the
+    // xattrs of an entry, vfs::ea_size_at()).
+    int fd() const { return ::dirfd(dir_.get()); }
 
   private:
     enum class Phase { Dot, DotDot, Entries, End };

@@ -20,7 +20,7 @@ constexpr size_t kMaxEaValue = 65535;  // EaValueLength is 16 bits
 NtStatus xattr_error(int err) {
     switch (err) {
         case ENOTSUP:
-            return kStatusEasNotSupported;
+            return NtStatus::EasNotSupported;
         case ENOSPC:
         case E2BIG:
         case ERANGE:
@@ -30,16 +30,18 @@ NtStatus xattr_error(int err) {
     }
 }
 
-// Names of all xattrs of fd; empty if the file system has none.
-Result<std::vector<std::string>> xattr_names(int fd) {
+// Names of all xattrs `list_xattrs` (a listxattr call: buffer, size -> size or -errno) reports;
+// empty if the file system has none.
+template <class ListXattrs>
+Result<std::vector<std::string>> xattr_names_of(ListXattrs list_xattrs) {
     std::vector<char> buf;
     for (int attempt = 0; attempt < 8; ++attempt) {
-        long n = detail::fd_listxattr(fd, nullptr, 0);
+        long n = list_xattrs(nullptr, 0);
         if (n == -ENOTSUP) return std::vector<std::string>{};
         if (n < 0) return Error(errno_to_status(static_cast<int>(-n)));
         if (n == 0) return std::vector<std::string>{};
         buf.resize(static_cast<size_t>(n));
-        n = detail::fd_listxattr(fd, buf.data(), buf.size());
+        n = list_xattrs(buf.data(), buf.size());
         if (n == -ERANGE) continue;  // grew in between
         if (n < 0) return Error(errno_to_status(static_cast<int>(-n)));
         std::vector<std::string> names;
@@ -52,6 +54,12 @@ Result<std::vector<std::string>> xattr_names(int fd) {
         return names;
     }
     return Error(NtStatus::UnexpectedIoError);
+}
+
+// Names of all xattrs of fd; empty if the file system has none.
+Result<std::vector<std::string>> xattr_names(int fd) {
+    return xattr_names_of(
+        [fd](char* buf, size_t size) { return detail::fd_listxattr(fd, buf, size); });
 }
 
 // Value of one xattr; nullopt if it vanished.
@@ -136,14 +144,33 @@ bool is_valid_ea_name(std::string_view name) {
     return true;
 }
 
-uint32_t ea_list_size(std::span<const Ea> eas) {
+namespace {
+
+// Length of a FILE_FULL_EA_INFORMATION chain (MS-FSCC 2.4.16) of entries with these name and
+// value lengths, in this order: each entry is 8 bytes + name + NUL + value, padded to 4 bytes
+// except the last.
+struct EaLengths {
+    size_t name = 0;
+    size_t value = 0;
+};
+uint32_t chain_size(std::span<const EaLengths> eas) {
     uint64_t total = 0;
     for (size_t i = 0; i < eas.size(); ++i) {
-        uint64_t entry = 8 + eas[i].name.size() + 1 + eas[i].value.size();
+        uint64_t entry = 8 + eas[i].name + 1 + eas[i].value;
         if (i + 1 < eas.size()) entry = (entry + 3) & ~uint64_t{3};
         total += entry;
     }
     return total > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(total);
+}
+
+}  // namespace
+
+uint32_t ea_list_size(std::span<const Ea> eas) {
+    std::vector<EaLengths> lengths;
+    lengths.reserve(eas.size());
+    for (const auto& ea : eas)
+        lengths.push_back({ea.name.size(), ea.value.size()});
+    return chain_size(lengths);
 }
 
 Result<std::vector<Ea>> list_eas(int fd) {
@@ -162,7 +189,7 @@ Result<std::vector<Ea>> list_eas(int fd) {
 }
 
 Result<std::optional<Ea>> get_ea(int fd, std::string_view name) {
-    if (!is_valid_ea_name(name)) return Error(kStatusInvalidEaName);
+    if (!is_valid_ea_name(name)) return Error(NtStatus::InvalidEaName);
     // Fast path: the canonical upper-case spelling.
     const std::string canonical = std::string(kUserPrefix) + ascii_upper(name);
     DAX_TRY(auto value, xattr_value(fd, canonical));
@@ -181,7 +208,7 @@ Status set_ea(int fd, std::string_view name, std::span<const std::byte> value) {
 
 Status set_eas(int fd, std::span<const Ea> eas) {
     for (const auto& ea : eas) {
-        if (!is_valid_ea_name(ea.name)) return Error(kStatusInvalidEaName);
+        if (!is_valid_ea_name(ea.name)) return Error(NtStatus::InvalidEaName);
         if (ea.value.size() > kMaxEaValue) return Error(NtStatus::EaTooLarge);
     }
     // Simulate the list after all changes to enforce the MS-FSA size limit up front.
@@ -208,6 +235,29 @@ Status set_eas(int fd, std::span<const Ea> eas) {
 Result<uint32_t> ea_size(int fd) {
     DAX_TRY(std::vector<Ea> all, list_eas(fd));
     return ea_list_size(all);
+}
+
+Result<uint32_t> ea_size_at(int dirfd, std::string_view name) {
+    if (name.empty() || name == "." || name == ".." ||
+        name.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos)
+        return Error(NtStatus::ObjectNameInvalid);
+    const std::string entry(name);
+    DAX_TRY(std::vector<std::string> names, xattr_names_of([&](char* buf, size_t size) {
+                return detail::at_llistxattr(dirfd, entry.c_str(), buf, size);
+            }));
+    // The EAs list_eas() would report, in the same order (the padding depends on which is last).
+    std::vector<EaLengths> lengths;
+    for (const auto& x : names) {
+        std::string_view en = ea_name_of(x);
+        if (en.empty()) continue;
+        long n = detail::at_lgetxattr(dirfd, entry.c_str(), x.c_str(), nullptr, 0);
+        if (n == -ENODATA) continue;  // vanished
+        if (n < 0) return Error(xattr_error(static_cast<int>(-n)));
+        // An empty value is no SMB EA; a longer one than EaValueLength holds is not shown.
+        if (n == 0 || static_cast<size_t>(n) > kMaxEaValue) continue;
+        lengths.push_back({en.size(), static_cast<size_t>(n)});
+    }
+    return chain_size(lengths);
 }
 
 }  // namespace daxsmbd::server::vfs

@@ -5,7 +5,7 @@
 // letters only; EA names are 8-bit strings) and looks them up case-insensitively, which also
 // finds user xattrs that other Linux programs wrote in lower or mixed case; list_eas() reports
 // names as stored. Allowed names (MS-FSCC 2.4.16): 1..254 bytes, none of 0x00-0x1F
-// \ / : * ? " < > | , + = [ ] ; -> otherwise kStatusInvalidEaName. Linux caps an xattr name at
+// \ / : * ? " < > | , + = [ ] ; -> otherwise NtStatus::InvalidEaName. Linux caps an xattr name at
 // 255 bytes including "user.", so names of 251..254 bytes are refused the same way.
 //
 // Hidden: daxsmbd's own xattrs (prefix "user.daxsmbd.", see metadata.h) are never listed,
@@ -19,7 +19,7 @@
 // Size limit: MS-FSA 2.1.5.15.6 fails a set with STATUS_EA_TOO_LARGE when the EA list would
 // exceed 64 KiB - 5 bytes; the list size is ea_list_size(). A file system that refuses the value
 // (ext4 keeps all xattrs of a file in one block: ENOSPC/E2BIG) also gives EA_TOO_LARGE. No user
-// xattr support (ENOTSUP) -> kStatusEasNotSupported.
+// xattr support (ENOTSUP) -> NtStatus::EasNotSupported.
 #pragma once
 
 #include <cstddef>
@@ -56,7 +56,7 @@ uint32_t ea_list_size(std::span<const Ea> eas);
 // file system has no user xattrs.
 Result<std::vector<Ea>> list_eas(int fd);
 
-// One EA by name (case-insensitive); nullopt when absent. kStatusInvalidEaName for a bad name.
+// One EA by name (case-insensitive); nullopt when absent. NtStatus::InvalidEaName for a bad name.
 Result<std::optional<Ea>> get_ea(int fd, std::string_view name);
 
 // Sets (or, with an empty value, deletes: MS-FSCC 2.4.16 EaValueLength 0) one EA. A differently
@@ -70,5 +70,13 @@ Status set_eas(int fd, std::span<const Ea> eas);
 
 // EaSize of FileEaInformation: ea_list_size(list_eas(fd)); 0 when there are none.
 Result<uint32_t> ea_size(int fd);
+
+// The same for the entry `name` of the open directory `dirfd` without opening it (a directory
+// listing reports every entry's EaSize, MS-FSCC 2.4.8): its xattrs are listed through
+// /proc/self/fd/<dirfd>/<name> with llistxattr/lgetxattr, which never follow a final symlink (a
+// symlink reports its own xattrs: none), and only the sizes of the values are read. `name` must
+// be one component of the directory (not "." or "..", no '/'): STATUS_OBJECT_NAME_INVALID
+// otherwise, so the path never leaves the directory.
+Result<uint32_t> ea_size_at(int dirfd, std::string_view name);
 
 }  // namespace daxsmbd::server::vfs

@@ -140,7 +140,7 @@ Status rename_beneath(const ShareRoot& root, std::string_view from, std::string_
     if (int err = statx_nofollow(src.dir.get(), src.name, sst)) return Error(errno_to_status(err));
 
     auto rename_error = [](int err) -> NtStatus {
-        if (err == EXDEV) return kStatusNotSameDevice;
+        if (err == EXDEV) return NtStatus::NotSameDevice;
         return errno_to_status(err);
     };
 

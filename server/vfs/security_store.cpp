@@ -24,7 +24,7 @@ Result<SecurityDescriptor> decode_ntacl_xattr(Bytes value) {
     ByteReader r(value);
     auto version = r.u16();
     if (!version || *version != kNtAclFormatVersion || !r.skip(2))
-        return Error(kStatusInvalidSecurityDescr);
+        return Error(NtStatus::InvalidSecurityDescr);
     return SecurityDescriptor::parse(r.rest());
 }
 

@@ -48,4 +48,8 @@ long at_lgetxattr(int dirfd, const char* name, const char* attr, void* buf, size
     return result(::lgetxattr(proc_fd_path(dirfd, name).c_str(), attr, buf, size));
 }
 
+long at_llistxattr(int dirfd, const char* name, char* buf, size_t size) {
+    return result(::llistxattr(proc_fd_path(dirfd, name).c_str(), buf, size));
+}
+
 }  // namespace daxsmbd::server::vfs::detail

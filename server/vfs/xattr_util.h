@@ -20,8 +20,9 @@ long fd_setxattr(int fd, const char* attr, const void* buf, size_t size, int fla
 long fd_removexattr(int fd, const char* attr);
 long fd_listxattr(int fd, char* buf, size_t size);
 
-// getxattr of the entry `name` (one path component, never followed if it is a symlink) of the
-// directory `dirfd`, via /proc/self/fd/<dirfd>/<name>.
+// getxattr / listxattr of the entry `name` (one path component, never followed if it is a
+// symlink) of the directory `dirfd`, via /proc/self/fd/<dirfd>/<name>.
 long at_lgetxattr(int dirfd, const char* name, const char* attr, void* buf, size_t size);
+long at_llistxattr(int dirfd, const char* name, char* buf, size_t size);
 
 }  // namespace daxsmbd::server::vfs::detail

@@ -55,8 +55,8 @@ using protocol::MutableBytes;
 
 // Statuses for conditions the server never sends (always with from_server == false).
 namespace local_status {
-inline constexpr NtStatus kTimeout = NtStatus(0xC00000B5);      // STATUS_IO_TIMEOUT
-inline constexpr NtStatus kBadResponse = NtStatus(0xC00000C3);  // STATUS_INVALID_NETWORK_RESPONSE
+inline constexpr NtStatus kTimeout = NtStatus::IoTimeout;
+inline constexpr NtStatus kBadResponse = NtStatus::InvalidNetworkResponse;
 inline constexpr NtStatus kDisconnected = NtStatus::ConnectionDisconnected;
 inline constexpr NtStatus kBadSignature = NtStatus::InvalidSignature;
 inline constexpr NtStatus kNoCredits = NtStatus::InsufficientResources;

@@ -171,7 +171,7 @@ TEST(SecurityDescriptor, MalformedInputIsRefused) {
     };
     for (const char* h : bad) {
         auto sd = SecurityDescriptor::parse(hex(h));
-        EXPECT_EQ(sd.status(), kStatusInvalidSecurityDescr) << h;
+        EXPECT_EQ(sd.status(), NtStatus::InvalidSecurityDescr) << h;
     }
 }
 
@@ -182,7 +182,7 @@ TEST(SecurityDescriptor, SerializeRefusesOversizedAcl) {
     sd.set_dacl(Acl{Acl::kRevision, {big}});
     auto out = sd.serialize();
     EXPECT_FALSE(out.ok());
-    EXPECT_EQ(out.status(), kStatusInvalidSecurityDescr);
+    EXPECT_EQ(out.status(), NtStatus::InvalidSecurityDescr);
 }
 
 TEST(SecurityParts, SelectClearsWhatIsLeftOut) {
@@ -240,9 +240,9 @@ TEST(SecurityParts, MergeReplacesNamedPartsOnly) {
 
     // A part named but missing from the given descriptor.
     EXPECT_EQ(merge_security_parts(*current, given, si::kGroup).status(),
-              kStatusInvalidPrimaryGroup);
+              NtStatus::InvalidPrimaryGroup);
     SecurityDescriptor nothing;
-    EXPECT_EQ(merge_security_parts(*current, nothing, si::kOwner).status(), kStatusInvalidOwner);
+    EXPECT_EQ(merge_security_parts(*current, nothing, si::kOwner).status(), NtStatus::InvalidOwner);
 }
 
 TEST(SecurityParts, MergeOfDaclWithoutPresentBitIsNullDacl) {

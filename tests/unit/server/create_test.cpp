@@ -245,7 +245,7 @@ TEST_F(CreateTest, SymlinkLeavingTheShareIsRefused) {
 TEST_F(CreateTest, ParameterValidation) {
     auto p = params("v", cd::kOpenIf, am::kMaximumAllowed);
     p.impersonation_level = 4;
-    EXPECT_EQ(create(p).status(), kStatusBadImpersonationLevel);
+    EXPECT_EQ(create(p).status(), NtStatus::BadImpersonationLevel);
 
     p = params("v", cd::kOpenIf, am::kMaximumAllowed, 0xF0000000);
     EXPECT_EQ(create(p).status(), NtStatus::InvalidParameter);

@@ -34,7 +34,7 @@
 #include "server/state/open.h"
 #include "server/state/share.h"
 #include "server/vfs/dir.h"
-#include "tests/unit/server/e2e_support.h"
+#include "tests/support/test_data.h"
 #include "tests/unit/server/engine_runner.h"
 
 namespace daxsmbd::server::io {
@@ -42,7 +42,7 @@ namespace {
 
 namespace am = protocol::access_mask;
 
-using client::pattern;  // tests/unit/server/e2e_support.h
+using ::daxsmbd::test_support::pattern;  // tests/support/test_data.h
 
 void run(std::function<asio::awaitable<void>(Engine&)> body) {
     test_support::run_engine({}, std::move(body));

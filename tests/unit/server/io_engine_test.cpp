@@ -25,31 +25,15 @@
 #include "server/io/block_path.h"
 #include "server/io/uring_engine.h"
 #include "server/log.h"
-#include "tests/unit/server/e2e_support.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_data.h"
 #include "tests/unit/server/engine_runner.h"
 
 namespace daxsmbd::server::io {
 namespace {
 
-using client::pattern;  // tests/unit/server/e2e_support.h
-
-// A temporary directory (on /tmp unless told otherwise), removed with its files.
-class TempDir {
-  public:
-    explicit TempDir(const char* base = "/tmp") {
-        std::string t = std::string(base) + "/daxsmbd-io-XXXXXX";
-        char* p = ::mkdtemp(t.data());
-        if (p) path_ = p;
-    }
-    ~TempDir() {
-        if (!path_.empty()) std::system(("rm -rf '" + path_ + "'").c_str());
-    }
-    bool ok() const { return !path_.empty(); }
-    std::string file(const std::string& name) const { return path_ + "/" + name; }
-
-  private:
-    std::string path_;
-};
+using ::daxsmbd::test_support::pattern;  // tests/support/test_data.h
+using ::daxsmbd::test_support::TempDir;
 
 int open_file(const std::string& path, int flags = O_RDWR | O_CREAT) {
     return ::open(path.c_str(), flags | O_CLOEXEC, 0644);
@@ -100,7 +84,7 @@ class IoEngine : public ::testing::Test {
         ASSERT_TRUE(dir_.ok());
         if (!uring_works()) GTEST_SKIP() << "io_uring is not available to this process";
     }
-    TempDir dir_;
+    TempDir dir_{"daxsmbd-io"};
 };
 
 // Many reads outstanding at once, each of its own region: every coroutine gets its own data
@@ -109,8 +93,8 @@ class IoEngine : public ::testing::Test {
 TEST_F(IoEngine, ManyOutstandingReadsCompleteWithTheirOwnData) {
     constexpr size_t kChunk = 16384, kCount = 200;
     const auto content = pattern(kChunk * kCount, 7);
-    write_file(dir_.file("many"), content);
-    int fd = open_file(dir_.file("many"), O_RDONLY);
+    write_file(dir_.at("many"), content);
+    int fd = open_file(dir_.at("many"), O_RDONLY);
     ASSERT_GE(fd, 0);
 
     asio::io_context ctx;
@@ -155,8 +139,8 @@ TEST_F(IoEngine, ManyOutstandingReadsCompleteWithTheirOwnData) {
 // Memory outside the pool's slabs is read with a plain READ.
 TEST_F(IoEngine, NonPoolMemoryUsesPlainReads) {
     const auto content = pattern(5000, 3);
-    write_file(dir_.file("plain"), content);
-    int fd = open_file(dir_.file("plain"), O_RDONLY);
+    write_file(dir_.at("plain"), content);
+    int fd = open_file(dir_.at("plain"), O_RDONLY);
     std::vector<std::byte> mem(5000);
     std::vector<CompletionRecord> trace;
     run({}, [&](Engine& e) -> asio::awaitable<void> {
@@ -174,8 +158,8 @@ TEST_F(IoEngine, NonPoolMemoryUsesPlainReads) {
 // data path turns that into "fewer bytes", not an error.
 TEST_F(IoEngine, ShortReadsAtEndOfFile) {
     const auto content = pattern(1000, 11);
-    write_file(dir_.file("short"), content);
-    int fd = open_file(dir_.file("short"), O_RDONLY);
+    write_file(dir_.at("short"), content);
+    int fd = open_file(dir_.at("short"), O_RDONLY);
     auto path = BlockDataPath::open(fd, {});
     run({}, [&](Engine& e) -> asio::awaitable<void> {
         PoolBuffer buf = test_buffers().acquire(4096);
@@ -231,7 +215,7 @@ TEST_F(IoEngine, ErrorsMapToNtStatus) {
 TEST_F(IoEngine, ShortWriteThenFileSizeLimitIsDiskFull) {
     for (size_t aio_write_size : {size_t(1), size_t(0)}) {
         SCOPED_TRACE("aio write size " + std::to_string(aio_write_size));
-        int fd = open_file(dir_.file("limited"), O_RDWR | O_CREAT | O_TRUNC);
+        int fd = open_file(dir_.at("limited"), O_RDWR | O_CREAT | O_TRUNC);
         ASSERT_GE(fd, 0);
         BlockOptions opts;
         opts.aio_write_size = aio_write_size;
@@ -261,7 +245,7 @@ TEST_F(IoEngine, ShortWriteThenFileSizeLimitIsDiskFull) {
             EXPECT_TRUE(trace.empty());
             EXPECT_EQ(path->counters().inline_writes.load(), 2u);
         }
-        auto disk = read_file(dir_.file("limited"));
+        auto disk = read_file(dir_.at("limited"));
         ASSERT_EQ(disk.size(), 5000u);
         EXPECT_EQ(0, std::memcmp(disk.data(), data.data(), 5000));
     }
@@ -271,7 +255,7 @@ TEST_F(IoEngine, ShortWriteThenFileSizeLimitIsDiskFull) {
 // both completions (asserted by the order of the completions and of the resumption, not by
 // time).
 TEST_F(IoEngine, WriteThroughCompletesAfterTheDataSync) {
-    int fd = open_file(dir_.file("wt"), O_RDWR | O_CREAT | O_TRUNC);
+    int fd = open_file(dir_.at("wt"), O_RDWR | O_CREAT | O_TRUNC);
     auto path = BlockDataPath::open(fd, {});
     const auto data = pattern(65536, 9);
     std::vector<CompletionRecord> trace;
@@ -293,12 +277,12 @@ TEST_F(IoEngine, WriteThroughCompletesAfterTheDataSync) {
     EXPECT_EQ(trace[1].opcode, IORING_OP_FSYNC);
     EXPECT_EQ(trace[1].res, 0);
     EXPECT_EQ(completions_seen_at_resume, 2u) << "resumed before the fdatasync completed";
-    EXPECT_EQ(read_file(dir_.file("wt")), data);
+    EXPECT_EQ(read_file(dir_.at("wt")), data);
 }
 
 // Without write-through no fsync is issued; FLUSH is one.
 TEST_F(IoEngine, PlainWriteHasNoSyncAndFlushIsOne) {
-    int fd = open_file(dir_.file("nowt"), O_RDWR | O_CREAT | O_TRUNC);
+    int fd = open_file(dir_.at("nowt"), O_RDWR | O_CREAT | O_TRUNC);
     BlockOptions through_ring;
     through_ring.aio_write_size = 1;  // every write through the ring
     auto path = BlockDataPath::open(fd, through_ring);
@@ -329,7 +313,7 @@ TEST_F(IoEngine, PlainWriteHasNoSyncAndFlushIsOne) {
 // ones through the ring; 0 writes everything on the loop. Write-through writes always go
 // through the ring (their fdatasync must not block the loop). The data lands either way.
 TEST_F(IoEngine, SmallBufferedWritesAreWrittenOnTheLoop) {
-    const std::string file = dir_.file("inline");
+    const std::string file = dir_.at("inline");
     int fd = open_file(file, O_RDWR | O_CREAT | O_TRUNC);
     BlockOptions opts;
     opts.aio_write_size = 64 * 1024;
@@ -394,7 +378,7 @@ size_t cached_pages(const std::string& path, size_t len) {
 // page cache, unaligned ones go through it, and the data is right either way, also for a write
 // whose memory is not aligned (copied into an aligned pool buffer first).
 TEST_F(IoEngine, DirectIoAlignedGoesDirectUnalignedFallsBack) {
-    const std::string f = dir_.file("direct");
+    const std::string f = dir_.at("direct");
     int fd = open_file(f, O_RDWR | O_CREAT | O_TRUNC);
     ASSERT_GE(fd, 0);
     auto path = BlockDataPath::open(fd, {.direct_io = true});
@@ -467,9 +451,9 @@ TEST_F(IoEngine, DirectIoAlignedGoesDirectUnalignedFallsBack) {
 // accept it and report no DIOALIGN or a byte alignment), the path is chosen from statx and the
 // data comes back right for aligned and unaligned requests.
 TEST_F(IoEngine, DirectIoOnTmpfsFallsBackOrWorks) {
-    TempDir shm("/dev/shm");
+    TempDir shm("daxsmbd-io", "/dev/shm");
     if (!shm.ok()) GTEST_SKIP() << "no /dev/shm";
-    const std::string f = shm.file("direct");
+    const std::string f = shm.at("direct");
     int fd = open_file(f, O_RDWR | O_CREAT | O_TRUNC);
     ASSERT_GE(fd, 0);
     auto path = BlockDataPath::open(fd, {.direct_io = true});
@@ -500,7 +484,7 @@ TEST_F(IoEngine, DirectIoOnTmpfsFallsBackOrWorks) {
 
 // Write-through on the direct path: the aligned write is linked to the fdatasync too.
 TEST_F(IoEngine, DirectWriteThroughOrdersWriteBeforeSync) {
-    int fd = open_file(dir_.file("dwt"), O_RDWR | O_CREAT | O_TRUNC);
+    int fd = open_file(dir_.at("dwt"), O_RDWR | O_CREAT | O_TRUNC);
     auto path = BlockDataPath::open(fd, {.direct_io = true});
     if (!path->direct()) GTEST_SKIP() << "no direct I/O on /tmp";
     PoolBuffer src = test_buffers().acquire(65536);
@@ -520,7 +504,7 @@ TEST_F(IoEngine, DirectWriteThroughOrdersWriteBeforeSync) {
     EXPECT_TRUE(trace[0].opcode == IORING_OP_WRITE_FIXED || trace[0].opcode == IORING_OP_WRITE);
     EXPECT_EQ(trace[1].opcode, IORING_OP_FSYNC);
     EXPECT_EQ(at_resume, 2u);
-    EXPECT_EQ(read_file(dir_.file("dwt")), data);
+    EXPECT_EQ(read_file(dir_.at("dwt")), data);
 }
 
 // io poll on the data path with an IOPOLL ring: on a device with poll queues the O_DIRECT reads
@@ -536,8 +520,8 @@ TEST_F(IoEngine, PolledRingCarriesDirectIoOrFallsBack) {
         EXPECT_FALSE(why.empty());
     }
     const auto content = pattern(65536, 51);
-    write_file(dir_.file("polled"), content);
-    int fd = open_file(dir_.file("polled"), O_RDWR);
+    write_file(dir_.at("polled"), content);
+    int fd = open_file(dir_.at("polled"), O_RDWR);
     auto path = BlockDataPath::open(fd, {.direct_io = true, .io_poll = true});
     if (!path->direct()) GTEST_SKIP() << "no direct I/O on /tmp";
     EngineOptions o;
@@ -581,8 +565,8 @@ TEST(IoDevice, TmpfsHasNoPollQueues) {
 // I/O; a second engine attaches to the first one's kernel thread.
 TEST_F(IoEngine, SqPollRingCarriesIo) {
     const auto content = pattern(8192, 61);
-    write_file(dir_.file("sq"), content);
-    int fd = open_file(dir_.file("sq"), O_RDWR);
+    write_file(dir_.at("sq"), content);
+    int fd = open_file(dir_.at("sq"), O_RDWR);
     auto path = BlockDataPath::open(fd, {.io_sqpoll = true});
     asio::io_context ctx;
     EngineOptions o;
@@ -611,15 +595,15 @@ TEST_F(IoEngine, SqPollRingCarriesIo) {
     ctx.run();
     ::close(fd);
     EXPECT_TRUE(done);
-    EXPECT_EQ(read_file(dir_.file("sq")).size(), 8292u);
+    EXPECT_EQ(read_file(dir_.at("sq")).size(), 8292u);
 }
 
 // No io_uring (kernel.io_uring_disabled, seccomp): the same calls run as system calls.
 TEST(IoEngineFallback, WithoutARingTheCallsStillWork) {
     TempDir dir;
     const auto content = pattern(3000, 71);
-    write_file(dir.file("noring"), content);
-    int fd = open_file(dir.file("noring"), O_RDWR);
+    write_file(dir.at("noring"), content);
+    int fd = open_file(dir.at("noring"), O_RDWR);
     auto path = BlockDataPath::open(fd, {});
     EngineOptions o;
     o.buffers = &test_buffers();

@@ -11,7 +11,9 @@
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <span>
 
 #include "protocol/access_mask.h"
 #include "protocol/dir_info.h"
@@ -26,6 +28,8 @@
 #include "server/vfs/dir.h"
 #include "server/vfs/ea.h"
 #include "server/vfs/open.h"
+#include "tests/support/null_transport.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -35,24 +39,8 @@ using namespace daxsmbd::server;
 namespace asio = boost::asio;
 namespace fic = protocol::file_info_class;
 namespace info = daxsmbd::server::handlers::info;
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char t[] = "/tmp/daxsmbd-qdir-XXXXXX";
-        path = ::mkdtemp(t);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    void file(const std::string& rel, const std::string& data = "") const {
-        std::ofstream(path + "/" + rel) << data;
-    }
-    void dir(const std::string& rel) const { ::mkdir((path + "/" + rel).c_str(), 0755); }
-    uint64_t ino(const std::string& rel) const {
-        struct stat st {};
-        ::stat((path + "/" + rel).c_str(), &st);
-        return st.st_ino;
-    }
-};
+using test_support::NullTransport;
+using test_support::TempDir;
 
 std::vector<std::string> names(const std::vector<DirEntry>& es) {
     std::vector<std::string> out;
@@ -129,6 +117,45 @@ TEST_F(ListTest, DotEntriesFirstThenEveryFileWithItsMetadata) {
     // Everything was returned: the next call finds nothing more.
     auto more = list(fic::kFileIdBothDirectoryInformation, "*", 65536);
     EXPECT_EQ(more.status(), NtStatus::NoMoreFiles);
+}
+
+// EaSize of every kind of entry is the size FileEaInformation reports for the opened file:
+// plain files and directories (read without opening them), a symlink described by its target,
+// and "." (the listed directory).
+TEST_F(ListTest, EaSizeOfEachEntryIsTheSizeOfItsEaList) {
+    if (!root->supports_user_xattrs()) GTEST_SKIP() << "no user xattrs on " << tmp.path;
+    const std::byte x[] = {std::byte{'x'}}, yz[] = {std::byte{'y'}, std::byte{'z'}};
+    auto set = [&](const char* rel, const char* name, std::span<const std::byte> v, int flags) {
+        auto fd = vfs::open_beneath(*root, rel, flags);
+        ASSERT_TRUE(fd);
+        ASSERT_TRUE(vfs::set_ea(fd->get(), name, v));
+    };
+    set("a.txt", "COLOUR", x, O_RDWR);
+    set("a.txt", "SHAPE", yz, O_RDWR);
+    set("sub", "ON_DIR", yz, O_RDONLY | O_DIRECTORY);
+    set("", "ON_ROOT", x, O_RDONLY | O_DIRECTORY);
+    ASSERT_EQ(::symlink("a.txt", (tmp.path + "/to-a").c_str()), 0);
+    auto c = vfs::DirectoryCursor::open(*root, "");
+    ASSERT_TRUE(c);
+    cursor = std::make_unique<vfs::DirectoryCursor>(std::move(*c));
+
+    auto es = list(fic::kFileFullDirectoryInformation, "*", 65536, false, true);
+    ASSERT_TRUE(es) << status_name(es.status());
+    std::map<std::string, uint32_t> got;
+    for (auto& e : *es)
+        got[e.name] = e.ea_size;
+    const std::vector<vfs::Ea> a_eas{vfs::Ea{"COLOUR", {x[0]}, 0},
+                                     vfs::Ea{"SHAPE", {yz[0], yz[1]}, 0}};
+    const uint32_t a_size = vfs::ea_list_size(a_eas);
+    EXPECT_EQ(a_size, 16u + 8 + 5 + 1 + 2);
+    EXPECT_EQ(got.at("a.txt"), a_size);
+    EXPECT_EQ(got.at("to-a"), a_size);
+    EXPECT_EQ(got.at("B.TXT"), 0u);
+    EXPECT_EQ(got.at("sub"),
+              vfs::ea_list_size(std::vector<vfs::Ea>{{"ON_DIR", {yz[0], yz[1]}, 0}}));
+    const uint32_t root_size = vfs::ea_list_size(std::vector<vfs::Ea>{{"ON_ROOT", {x[0]}, 0}});
+    EXPECT_EQ(got.at("."), root_size);
+    EXPECT_EQ(got.at(".."), root_size);  // the share root's ".." is the root itself
 }
 
 TEST_F(ListTest, PatternMatchesIgnoringCase) {
@@ -208,18 +235,6 @@ TEST(QueryDirectoryPattern, PathSeparatorsAndStreamsAreNotPatterns) {
 }
 
 // ---- The handler ---------------------------------------------------------------------------
-
-class NullTransport final : public Transport {
-  public:
-    asio::awaitable<Result<PoolBuffer>> receive() override {
-        co_return Error(NtStatus::ConnectionDisconnected);
-    }
-    using Transport::send;
-    asio::awaitable<Status> send(std::span<const Bytes>, Payload&) override { co_return Status{}; }
-    std::string peer() const override { return "test"; }
-    std::string peer_address() const override { return "test"; }
-    void close() override {}
-};
 
 struct Reply {
     NtStatus status = NtStatus::InternalError;

@@ -29,6 +29,8 @@
 #include "server/vfs/dir.h"
 #include "server/vfs/ea.h"
 #include "server/vfs/open.h"
+#include "tests/support/null_transport.h"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/hex.h"
 
 namespace {
@@ -43,6 +45,8 @@ namespace am = protocol::access_mask;
 namespace info = daxsmbd::server::handlers::info;
 
 using daxsmbd::test::hex;  // tests/unit/hex.h
+using test_support::NullTransport;
+using test_support::TempDir;
 
 // ---- Tables ------------------------------------------------------------------------------
 
@@ -253,27 +257,6 @@ TEST(FsInfo, VolumeObjectIdIsStablePerShare) {
 }
 
 // ---- The handler ---------------------------------------------------------------------------
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char t[] = "/tmp/daxsmbd-qinfo-XXXXXX";
-        path = ::mkdtemp(t);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-class NullTransport final : public Transport {
-  public:
-    asio::awaitable<Result<PoolBuffer>> receive() override {
-        co_return Error(NtStatus::ConnectionDisconnected);
-    }
-    using Transport::send;
-    asio::awaitable<Status> send(std::span<const Bytes>, Payload&) override { co_return Status{}; }
-    std::string peer() const override { return "test"; }
-    std::string peer_address() const override { return "test"; }
-    void close() override {}
-};
 
 struct Reply {
     NtStatus status = NtStatus::InternalError;
@@ -638,7 +621,7 @@ TEST_F(QueryInfoHandler, FullEaEnumeration) {
     ASSERT_TRUE(list);
     ASSERT_EQ(list->entries.size(), 2u);
     // The enumeration is at its end now.
-    EXPECT_EQ(query(*f, info_type::kFile, 15, 4096).status, info::kStatusNoMoreEas);
+    EXPECT_EQ(query(*f, info_type::kFile, 15, 4096).status, NtStatus::NoMoreEas);
     // One at a time.
     r = query(*f, info_type::kFile, 15, 4096, 0, qf::kRestartScan | qf::kReturnSingleEntry);
     ASSERT_EQ(r.status, NtStatus::Success);
@@ -646,7 +629,7 @@ TEST_F(QueryInfoHandler, FullEaEnumeration) {
     r = query(*f, info_type::kFile, 15, 4096, 0, qf::kReturnSingleEntry);
     ASSERT_EQ(r.status, NtStatus::Success);
     EXPECT_EQ(FileFullEaInfo::decode(r.data())->entries.size(), 1u);
-    EXPECT_EQ(query(*f, info_type::kFile, 15, 4096).status, info::kStatusNoMoreEas);
+    EXPECT_EQ(query(*f, info_type::kFile, 15, 4096).status, NtStatus::NoMoreEas);
     // Room for one entry (15 or 19 bytes, not both: 35): BUFFER_OVERFLOW, then the
     // rest; a buffer too small for any entry: BUFFER_TOO_SMALL.
     EXPECT_EQ(query(*f, info_type::kFile, 15, 3, 0, qf::kRestartScan).status,

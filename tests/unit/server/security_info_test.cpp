@@ -114,10 +114,10 @@ TEST_F(SecurityInfoTest, StoreRoundTripAndAbsence) {
 TEST_F(SecurityInfoTest, CorruptStoredValueIsAnErrorNotAbsence) {
     const unsigned char bad_version[] = {2, 0, 0, 0, 1, 0, 4, 0x80};
     ASSERT_EQ(::fsetxattr(fd_, vfs::kNtAclXattrName, bad_version, sizeof bad_version, 0), 0);
-    EXPECT_EQ(vfs::read_security_descriptor(fd_).status(), kStatusInvalidSecurityDescr);
+    EXPECT_EQ(vfs::read_security_descriptor(fd_).status(), NtStatus::InvalidSecurityDescr);
     const unsigned char truncated[] = {1, 0, 0, 0, 1, 0, 4, 0x80};
     ASSERT_EQ(::fsetxattr(fd_, vfs::kNtAclXattrName, truncated, sizeof truncated, 0), 0);
-    EXPECT_EQ(vfs::read_security_descriptor(fd_).status(), kStatusInvalidSecurityDescr);
+    EXPECT_EQ(vfs::read_security_descriptor(fd_).status(), NtStatus::InvalidSecurityDescr);
     // A CREATE of such a file is denied, not let through.
     auto r = create(params("f.txt", cd::kOpen, am::kFileReadData));
     EXPECT_EQ(r.status(), NtStatus::AccessDenied);
@@ -148,7 +148,7 @@ TEST_F(SecurityInfoTest, SetReplacesOnlyTheNamedParts) {
     // Garbage is refused and changes nothing.
     ByteVector zeros(20);
     EXPECT_EQ(security::set_descriptor(fd_, zeros, si::kDacl).status(),
-              kStatusInvalidSecurityDescr);
+              NtStatus::InvalidSecurityDescr);
     EXPECT_EQ(security::effective_descriptor(fd_)->dacl, given.dacl);
 }
 

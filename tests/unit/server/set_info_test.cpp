@@ -29,6 +29,8 @@
 #include "server/vfs/ea.h"
 #include "server/vfs/metadata.h"
 #include "server/vfs/open.h"
+#include "tests/support/null_transport.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -40,40 +42,16 @@ namespace fic = protocol::file_info_class;
 namespace am = protocol::access_mask;
 namespace info = daxsmbd::server::handlers::info;
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char t[] = "/tmp/daxsmbd-sinfo-XXXXXX";
-        path = ::mkdtemp(t);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    std::string at(const std::string& rel) const { return path + "/" + rel; }
-    void file(const std::string& rel, const std::string& data = "") const {
-        std::ofstream(at(rel)) << data;
-    }
-    bool exists(const std::string& rel) const {
-        struct stat st {};
-        return ::lstat(at(rel).c_str(), &st) == 0;
-    }
-    std::string read(const std::string& rel) const {
-        std::ifstream in(at(rel));
-        std::stringstream s;
-        s << in.rdbuf();
-        return s.str();
-    }
-    struct stat stat(const std::string& rel) const {
-        struct stat st {};
-        ::stat(at(rel).c_str(), &st);
-        return st;
-    }
-    // Sets DOS attributes the way daxsmbd stores them.
-    void dos_attributes(const std::string& rel, uint32_t attrs) const {
-        int fd = ::open(at(rel).c_str(), O_RDONLY);
-        ASSERT_GE(fd, 0);
-        ASSERT_TRUE(vfs::write_dos_xattr(fd, vfs::DosXattr{attrs, 0}));
-        ::close(fd);
-    }
-};
+using test_support::NullTransport;
+using test_support::TempDir;
+
+// Sets DOS attributes the way daxsmbd stores them.
+void set_dos_attributes(const TempDir& t, const std::string& rel, uint32_t attrs) {
+    int fd = ::open(t.at(rel).c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(vfs::write_dos_xattr(fd, vfs::DosXattr{attrs, 0}));
+    ::close(fd);
+}
 
 FileKey key_of(const TempDir& t, const std::string& rel) {
     auto st = t.stat(rel);
@@ -146,9 +124,9 @@ TEST_F(SetInfoHelpers, RenameInCaseOnlyAndToItself) {
 TEST_F(SetInfoHelpers, RenameRefusals) {
     // A directory, a READONLY file and an open file are never replaced (MS-FSA 2.1.5.15.12).
     EXPECT_EQ(rename("a.txt", "sub", true).status(), NtStatus::AccessDenied);
-    tmp.dos_attributes("b.txt", vfs::kAttrReadonly);
+    set_dos_attributes(tmp, "b.txt", vfs::kAttrReadonly);
     EXPECT_EQ(rename("a.txt", "b.txt", true).status(), NtStatus::AccessDenied);
-    tmp.dos_attributes("b.txt", 0);
+    set_dos_attributes(tmp, "b.txt", 0);
     auto token = files.add(key_of(tmp, "b.txt"), ShareMode{am::kFileReadData, 7}, false, "b.txt");
     ASSERT_TRUE(token);
     EXPECT_EQ(rename("a.txt", "b.txt", true).status(), NtStatus::AccessDenied);
@@ -251,18 +229,6 @@ TEST_F(SetInfoHelpers, AllocationTruncatesBelowTheEndAndReservesAbove) {
 }
 
 // ---- The handler ---------------------------------------------------------------------------
-
-class NullTransport final : public Transport {
-  public:
-    asio::awaitable<Result<PoolBuffer>> receive() override {
-        co_return Error(NtStatus::ConnectionDisconnected);
-    }
-    using Transport::send;
-    asio::awaitable<Status> send(std::span<const Bytes>, Payload&) override { co_return Status{}; }
-    std::string peer() const override { return "test"; }
-    std::string peer_address() const override { return "test"; }
-    void close() override {}
-};
 
 template <class T>
 ByteVector enc(const T& v) {
@@ -482,7 +448,7 @@ TEST_F(SetInfoHandler, DispositionMakesTheDeletePendingAndCloseDeletes) {
 
 TEST_F(SetInfoHandler, DispositionRefusals) {
     tmp.file("ro.txt");
-    tmp.dos_attributes("ro.txt", vfs::kAttrReadonly);
+    set_dos_attributes(tmp, "ro.txt", vfs::kAttrReadonly);
     auto ro = open("ro.txt", kAll);
     EXPECT_EQ(set_file(*ro, 13, enc(FileDispositionInfo{true})), NtStatus::CannotDelete);
     auto d = open("d", kAll);
@@ -499,7 +465,7 @@ TEST_F(SetInfoHandler, DispositionRefusals) {
 TEST_F(SetInfoHandler, DispositionEx) {
     namespace dx = file_disposition_ex;
     tmp.file("ro.txt");
-    tmp.dos_attributes("ro.txt", vfs::kAttrReadonly);
+    set_dos_attributes(tmp, "ro.txt", vfs::kAttrReadonly);
     auto ro = open("ro.txt", kAll);
     EXPECT_EQ(set_file(*ro, fic::kFileDispositionInformationEx, enc(FileDispositionInfoEx{0x100})),
               NtStatus::NotSupported);
@@ -603,12 +569,12 @@ TEST_F(SetInfoHandler, ExtendedAttributes) {
     ASSERT_EQ(set_file(*f, 15, buf), NtStatus::Success);
     EXPECT_FALSE(*vfs::get_ea(f->fd, "NEWEA"));
     // Malformed lists and bad flags.
-    EXPECT_EQ(set_file(*f, 15, ByteVector(8, std::byte{0xff})), info::kStatusEaListInconsistent);
+    EXPECT_EQ(set_file(*f, 15, ByteVector(8, std::byte{0xff})), NtStatus::EaListInconsistent);
     eas.entries[0] = FullEaEntry{0x01, "X", {std::byte{1}}};
     buf.clear();
     ByteWriter w3(buf);
     eas.encode(w3);
-    EXPECT_EQ(set_file(*f, 15, buf), kStatusInvalidEaName);
+    EXPECT_EQ(set_file(*f, 15, buf), NtStatus::InvalidEaName);
     auto ro = open("f.txt", am::kFileReadData);
     EXPECT_EQ(set_file(*ro, 15, buf), NtStatus::AccessDenied);
 }
@@ -619,7 +585,7 @@ TEST_F(SetInfoHandler, ClassesSecurityFileSystemAndLimits) {
               NtStatus::InvalidInfoClass);
     EXPECT_EQ(set_file(*f, fic::kFilePipeInformation, ByteVector(8)), NtStatus::NotSupported);
     EXPECT_EQ(set_file(*f, fic::kFileShortNameInformation, enc(FileNameInfo{"F~1.TXT"})),
-              info::kStatusShortNamesNotEnabled);
+              NtStatus::ShortNamesNotEnabledOnVolume);
     EXPECT_EQ(set_file(*f, 13, ByteVector(65537, std::byte{0})), NtStatus::InvalidParameter);
     // Security: the access checks of MS-SMB2 3.3.5.21.3, then the descriptor is parsed and
     // stored (security_info_test.cpp).
@@ -628,7 +594,7 @@ TEST_F(SetInfoHandler, ClassesSecurityFileSystemAndLimits) {
     EXPECT_EQ(set(*plain, info_type::kSecurity, 0, ByteVector(20), 0x1), NtStatus::AccessDenied);
     EXPECT_EQ(set(*f, info_type::kSecurity, 0, ByteVector(20), 0x8), NtStatus::AccessDenied);
     EXPECT_EQ(set(*f, info_type::kSecurity, 0, ByteVector(20), 0x7),
-              protocol::kStatusInvalidSecurityDescr);
+              NtStatus::InvalidSecurityDescr);
     ByteVector null_dacl(20);
     null_dacl[0] = std::byte{1};     // Revision
     null_dacl[2] = std::byte{0x04};  // SE_DACL_PRESENT, OffsetDacl 0: NULL DACL

@@ -128,8 +128,8 @@ TEST_F(VfsEa, Errors) {
     share_file("f");
     auto root = open_share();
     auto fd = open_file(root, "f");
-    EXPECT_EQ(set_ea(fd.get(), "BAD:NAME", bytes("1")).status(), kStatusInvalidEaName);
-    EXPECT_EQ(get_ea(fd.get(), "BAD*").status(), kStatusInvalidEaName);
+    EXPECT_EQ(set_ea(fd.get(), "BAD:NAME", bytes("1")).status(), NtStatus::InvalidEaName);
+    EXPECT_EQ(get_ea(fd.get(), "BAD*").status(), NtStatus::InvalidEaName);
     std::vector<std::byte> huge(65536, std::byte{1});
     EXPECT_EQ(set_ea(fd.get(), "HUGE", huge).status(), NtStatus::EaTooLarge);
     // The list-size limit is checked before anything is written.
@@ -138,7 +138,7 @@ TEST_F(VfsEa, Errors) {
     EXPECT_EQ(set_eas(fd.get(), batch).status(), NtStatus::EaTooLarge);
     EXPECT_TRUE(list_eas(fd.get())->empty());
     std::vector<Ea> bad_second{{"GOOD", bytes("1"), 0}, {"B?D", bytes("2"), 0}};
-    EXPECT_EQ(set_eas(fd.get(), bad_second).status(), kStatusInvalidEaName);
+    EXPECT_EQ(set_eas(fd.get(), bad_second).status(), NtStatus::InvalidEaName);
     EXPECT_TRUE(list_eas(fd.get())->empty());
 }
 
@@ -156,6 +156,59 @@ TEST_F(VfsEa, BatchAndOPathDescriptor) {
     auto one = get_ea(pfd.get(), "One");
     ASSERT_TRUE(one.ok() && *one);
     EXPECT_EQ((*one)->value, bytes("111"));  // later entries of a batch win
+}
+
+TEST_F(VfsEa, SizeAtAnEntryOfADirectoryIsTheSizeOfTheOpenFile) {
+    share_file("f");
+    share_file("plain");
+    share_file("own-only");
+    share_dir("d");
+    share_symlink("link", "f");
+    auto root = open_share();
+    {
+        auto fd = open_file(root, "f");
+        // Three EAs whose padding depends on which one is listed last.
+        std::vector<Ea> batch{{"A", bytes("x"), 0}, {"BC", bytes("yz"), 0}, {"DEF", bytes("1"), 0}};
+        ASSERT_TRUE(set_eas(fd.get(), batch).ok());
+        auto own = open_file(root, "own-only");
+        ASSERT_TRUE(write_dos_xattr(own.get(), DosXattr{kAttrHidden, 0}).ok());
+    }
+    {
+        auto dfd = open_file(root, "d", O_RDONLY | O_DIRECTORY);
+        ASSERT_TRUE(set_ea(dfd.get(), "ON_DIR", bytes("dir")).ok());
+    }
+    auto dir = open_file(root, ".", O_RDONLY | O_DIRECTORY);
+    for (const char* name : {"f", "plain", "own-only", "d"}) {
+        auto fd = open_file(root, name, O_PATH);
+        auto want = ea_size(fd.get());
+        ASSERT_TRUE(want.ok()) << name;
+        auto got = ea_size_at(dir.get(), name);
+        ASSERT_TRUE(got.ok()) << name << ": " << status_name(got.status());
+        EXPECT_EQ(*got, *want) << name;
+    }
+    {
+        auto fd = open_file(root, "f", O_PATH);
+        auto all = list_eas(fd.get());
+        ASSERT_TRUE(all.ok());
+        ASSERT_EQ(all->size(), 3u);
+        EXPECT_EQ(*ea_size_at(dir.get(), "f"), ea_list_size(*all));
+    }
+    EXPECT_EQ(*ea_size_at(dir.get(), "plain"), 0u);
+    EXPECT_EQ(*ea_size_at(dir.get(), "own-only"), 0u);  // daxsmbd's own xattrs are no EAs
+    // A symlink is not followed: its own xattrs (a symlink has no user xattrs) count.
+    EXPECT_EQ(*ea_size_at(dir.get(), "link"), 0u);
+    EXPECT_EQ(ea_size_at(dir.get(), "missing").status(), NtStatus::ObjectNameNotFound);
+}
+
+TEST_F(VfsEa, SizeAtTakesOneComponentOnly) {
+    share_dir("d");
+    share_file("d/f");
+    auto root = open_share();
+    auto dir = open_file(root, "d", O_RDONLY | O_DIRECTORY);
+    for (std::string_view name : {std::string_view(""), std::string_view("."),
+                                  std::string_view(".."), std::string_view("../outside/secret"),
+                                  std::string_view("f/"), std::string_view("f\0x", 3)})
+        EXPECT_EQ(ea_size_at(dir.get(), name).status(), NtStatus::ObjectNameInvalid) << name;
 }
 
 }  // namespace
