@@ -14,6 +14,7 @@
 #include "server/handlers/info_classes.h"
 #include "server/handlers/security_info.h"
 #include "server/log.h"
+#include "server/server.h"
 #include "server/state/file_table.h"
 #include "server/state/share.h"
 #include "server/vfs/ea.h"
@@ -148,8 +149,7 @@ NtStatus file_class_refusal(RequestContext& ctx, const Open& open, uint8_t c) {
     }
     // MS-SMB2 3.3.5.20.1: FileIdInformation needs a 3.x dialect, FileNormalizedNameInformation
     // 3.1.1 (smbtorture smb2.getinfo.normalized expects NOT_SUPPORTED below it).
-    if (c == fic::kFileIdInformation && !is_smb3(ctx.dialect()))
-        return NtStatus::NotSupported;
+    if (c == fic::kFileIdInformation && !is_smb3(ctx.dialect())) return NtStatus::NotSupported;
     if (c == fic::kFileNormalizedNameInformation && !is_311(ctx)) return NtStatus::NotSupported;
 
     // MS-SMB2 3.3.5.20.1 access checks.
@@ -158,7 +158,7 @@ NtStatus file_class_refusal(RequestContext& ctx, const Open& open, uint8_t c) {
          c == fic::kFileNetworkOpenInformation || c == fic::kFileAttributeTagInformation) &&
         !(granted & am::kFileReadAttributes)) {
         ctx.log().debug("QUERY_INFO class ", int(c), " on '", open.path,
-                  "' without READ_ATTRIBUTES");
+                        "' without READ_ATTRIBUTES");
         return NtStatus::AccessDenied;
     }
     if (c == fic::kFileFullEaInformation && !(granted & am::kFileReadEa))
@@ -177,10 +177,10 @@ struct FileFacts {
 };
 
 // Blocking.
-Result<FileFacts> file_facts(Open& open, bool needs_ea) {
+Result<FileFacts> file_facts(Open& open, bool needs_ea, FileTable& files) {
     FileFacts f;
     DAX_TRY(f.fi, vfs::query_info(open.fd));
-    f.delete_pending = delete_pending_of(open);
+    f.delete_pending = delete_pending_of(open, files);
     if (needs_ea) {
         auto ea = vfs::ea_size(open.fd);
         f.ea_size = ea ? *ea : 0;
@@ -295,7 +295,8 @@ asio::awaitable<NtStatus> query_file(RequestContext& ctx, std::shared_ptr<Open> 
     if (c == fic::kFileFullEaInformation) co_return co_await query_full_ea(ctx, open, req);
 
     const bool needs_ea = c == fic::kFileEaInformation || c == fic::kFileAllInformation;
-    auto facts = co_await ctx.blocking([&] { return file_facts(*open, needs_ea); });
+    auto facts =
+        co_await ctx.blocking([&] { return file_facts(*open, needs_ea, ctx.server.files); });
     if (!facts) co_return facts.status();
     if (c == fic::kFileStreamInformation)
         co_return reply_stream_info(ctx, facts->fi, req.output_buffer_length);
@@ -351,8 +352,7 @@ asio::awaitable<NtStatus> query_security(RequestContext& ctx, std::shared_ptr<Op
     auto got = co_await ctx.blocking(
         [&]() -> Result<ByteVector> { return security::query_descriptor(open->fd, secinfo); });
     if (!got) {
-        ctx.log().info("security descriptor of '", open->path,
-                 "': ", status_name(got.status()));
+        ctx.log().info("security descriptor of '", open->path, "': ", status_name(got.status()));
         co_return got.status();
     }
     ByteVector sd = std::move(*got);
