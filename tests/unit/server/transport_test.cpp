@@ -266,6 +266,7 @@ TEST(TcpTransport, MessageWithAPipeTail) {
 // Where the transport cannot carry a pipe, or the bytes are needed (signing, sealing), the edge
 // makes the payload memory: the pipe's bytes, once, in a pool buffer.
 TEST(Payload, PipeMadeMemoryHoldsThePipesBytes) {
+    BufferPool buffers;  // outlives the payload that ends up holding one of its buffers
     auto pool = io::PipePool::make("test");
     const std::vector<uint8_t> data(100000, 0x5a);
     io::SplicePipe pipe = pipe_holding(*pool, data);
@@ -274,7 +275,6 @@ TEST(Payload, PipeMadeMemoryHoldsThePipesBytes) {
     EXPECT_EQ(payload.kind(), PayloadKind::Pipe);
     EXPECT_EQ(payload.size(), data.size());
     EXPECT_TRUE(payload.bytes().empty());
-    BufferPool buffers;
     ASSERT_TRUE(payload.make_memory(buffers));
     EXPECT_EQ(payload.kind(), PayloadKind::Memory);
     ASSERT_EQ(payload.size(), data.size());
