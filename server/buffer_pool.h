@@ -3,14 +3,14 @@
 //
 // The buffers are carved out of slabs: fixed-size pieces of one address range reserved at first
 // use (mapped MAP_NORESERVE, so untouched slabs cost no memory). A slab is handed to one size
-// class when that class runs dry and stays in the pool for the life of the process; its buffers
-// are recycled, never freed. Because slab i always sits at arena + i * kSlabSize, the slab of
-// any pointer is a subtraction and a division, without a lock: the io_uring block path
-// (server/io) registers slab i as fixed buffer i of each ring, once, and passes that index for
-// every read into a pool buffer and every write from a received frame; SMB Direct registers the
-// same slabs with its protection domain. Requests larger than the biggest class, or arriving
-// when all kMaxSlabs slabs are in use, get a one-off allocation that is freed on release and is
-// not registered (the block path then uses plain, non-fixed reads and writes).
+// class when that class runs dry and stays in the pool until the pool (a member of the server) is
+// destroyed; its buffers are recycled, never freed. Because slab i always sits at arena + i *
+// kSlabSize, the slab of any pointer is a subtraction and a division, without a lock: the io_uring
+// block path (server/io) registers slab i as fixed buffer i of each ring, once, and passes that
+// index for every read into a pool buffer and every write from a received frame; SMB Direct
+// registers the same slabs with its protection domain. Requests larger than the biggest class, or
+// arriving when all kMaxSlabs slabs are in use, get a one-off allocation that is freed on release
+// and is not registered (the block path then uses plain, non-fixed reads and writes).
 #pragma once
 
 #include <atomic>

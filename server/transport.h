@@ -1,6 +1,6 @@
 // Message-oriented transport: TCP (4-byte framing) now, SMB Direct later. Handlers never see
-// the transport; the connection receives whole SMB2 messages and sends gather lists. RDMA
-// read/write of a client's registered buffers are separate operations on descriptors.
+// the transport; the connection receives whole SMB2 messages and sends gather lists with at most
+// one payload fragment, in a kind the transport says it carries (carries()).
 #pragma once
 
 #include <array>

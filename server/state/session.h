@@ -1,7 +1,7 @@
 // Sessions, their channels and tree connects.
 //
 // Ownership and threads (architecture.md "Concurrency and memory"): a Session is owned by the
-// global SessionTable (shared_ptr) and referenced by the Channel of every connection bound to
+// server's SessionTable (shared_ptr) and referenced by the Channel of every connection bound to
 // it; a TreeConnect is owned by its Session. Each connection lives on one event loop, and the
 // channels of one session may live on different loops, so a Session is shared between loops:
 //   - `state` is atomic;

@@ -1,7 +1,7 @@
 #!/bin/bash
-# DAX vs block path, in the VM (tests/vm/run-in-vm.sh, software-emulated: report ratios, not
-# absolute figures). One boot: ext4 -o dax on the emulated NVDIMM, daxsmbd serving the same
-# directory with "dax = on" and with "dax = off" (and "dax = on" with each "dax flush"
+# DAX vs block path, in the VM (tests/vm/run-in-vm.sh; an emulated NVDIMM, often an emulated
+# CPU: report ratios, not absolute figures). One boot: ext4 -o dax on the emulated NVDIMM,
+# daxsmbd serving the same directory with "dax = on" and with "dax = off" (and "dax = on" with each "dax flush"
 # instruction the CPU has), the load generator daxsmbd-load (tests/bench/load_main.cpp) in the
 # guest on loopback:
 #   4K write-through (SMB2_WRITEFLAG_WRITE_THROUGH) QD1 latency and IOPS with 1 and 8

@@ -9,7 +9,7 @@
 
 VM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DAXSMBD_BUILD=${DAXSMBD_BUILD:-${BUILD_DIR:-$VM_ROOT/build}}
-VMCACHE=${VMCACHE:-$HOME/.cache/daxsmbd-vm}
+VMCACHE=${VMCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/daxsmbd-vm}
 export VMCACHE
 VM_NAME=${VM_NAME:-$(basename "$0" .sh)}
 VM_CONSOLE_LOG=$VMCACHE/${GUEST:-bookworm}-guest/last-console.log

@@ -1,5 +1,6 @@
 #!/bin/bash
-# VM tests of daxsmbd (tests/vm/build-image.sh's Debian 12 guest, software-emulated), three boots:
+# VM tests of daxsmbd (tests/vm/build-image.sh's Debian 12 guest; KVM when the host has it,
+# else software emulation), three boots:
 #   1. tests/vm/guest_dax.sh: the DAX path on an emulated NVDIMM (/dev/pmem0, fsdax) with ext4 and
 #      xfs mounted -o dax, checked with smbclient and the Linux kernel client, plus the kernel
 #      client on a plain (non-DAX) share;
