@@ -48,7 +48,7 @@ io::Engine& RequestContext::io() {
 }
 
 io::Caller RequestContext::caller(const Open& o) {
-    return io::Caller(*conn.io_engine, o.path, fs_identity().get());
+    return io::Caller(*conn.io_engine, o.local.path, fs_identity().get());
 }
 
 bool RequestContext::signature_valid(auth::Signer& signer) const {

@@ -62,9 +62,10 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
     // MS-SMB2 3.3.5.19, in the order of the spec.
     if (req->output_buffer_length > ctx.conn.state.max_transact_size)
         co_return NtStatus::InvalidParameter;
-    if (!open->is_directory || open->pipe) co_return NtStatus::InvalidParameter;
+    if (!open->local.is_directory || open->local.pipe) co_return NtStatus::InvalidParameter;
     if (!(open->granted_access & am::kFileListDirectory)) {
-        ctx.log().info("CHANGE_NOTIFY on '", open->path, "' without FILE_LIST_DIRECTORY refused");
+        ctx.log().info("CHANGE_NOTIFY on '", open->local.path,
+                       "' without FILE_LIST_DIRECTORY refused");
         co_return NtStatus::AccessDenied;
     }
     notify::Watcher* watcher = ctx.server.notify_watcher();
@@ -77,12 +78,12 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
     bool created = false;
     {
         std::lock_guard lk(open->mu);
-        entry = open->notify_entry;
+        entry = open->local.notify_entry;
         if (!entry) {
             entry = std::make_shared<notify::NotifyEntry>(
                 req->completion_filter, (req->flags & change_notify_flags::kWatchTree) != 0,
                 req->output_buffer_length);
-            open->notify_entry = entry;
+            open->local.notify_entry = entry;
             created = true;
         }
     }
@@ -94,9 +95,10 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
             entry->close(NtStatus::NotifyCleanup);
             watcher->unwatch(entry.get());
         });
-        const int fd = open->fd;
+        const int fd = open->local.fd;
         auto st = co_await ctx.blocking([&] { return watcher->watch(entry, fd); });
-        if (!st) ctx.log().info("cannot watch '", open->path, "': ", status_name(st.status()));
+        if (!st)
+            ctx.log().info("cannot watch '", open->local.path, "': ", status_name(st.status()));
     }
 
     // Woken from the watcher's thread, and when the directory's delete becomes pending.
@@ -107,7 +109,7 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
 
     // While parked, the entry is all this request needs; dropping the open lets a CLOSE of the
     // handle destroy it and so complete this request with NOTIFY_CLEANUP.
-    const FileKey dir_key{open->device, open->file_id};
+    const FileKey dir_key{open->local.device, open->local.file_id};
     open.reset();
     ctx.pending->waiter = wake;
     ctx.server.files.when_delete_pending(dir_key, wake->waker());

@@ -29,14 +29,14 @@ asio::awaitable<NtStatus> close(RequestContext& ctx) {
     std::shared_ptr<io::DataPath> data;
     {
         std::lock_guard lk(open->mu);
-        data = open->data;
+        data = open->local.data;
     }
-    if (data) data->on_close(open->path);
+    if (data) data->on_close(open->local.path);
 
     CloseResponse resp;
     const bool postquery = req->flags & close_flags::kPostqueryAttrib;
-    auto reg = open->file_registration;
-    const int fd = open->fd;
+    auto reg = open->local.file_registration;
+    const int fd = open->local.fd;
     // MS-SMB2 3.3.5.10: the attributes are queried before the close (a delete on close would
     // leave nothing to query afterwards); then the open leaves the FileTable, which deletes the
     // file when it was the last open of a file whose delete is pending.
@@ -58,7 +58,7 @@ asio::awaitable<NtStatus> close(RequestContext& ctx) {
     }
     // Without the flag, or for a pipe, every field stays 0 (MS-SMB2 2.2.16).
     resp.serialize(ctx.body());
-    ctx.log().debug("CLOSE fid ", open->id.volatile_, " '", open->path, "'");
+    ctx.log().debug("CLOSE fid ", open->id.volatile_, " '", open->local.path, "'");
     // The descriptor is closed when the last reference to the Open goes (~Open).
     co_return NtStatus::Success;
 }

@@ -180,8 +180,8 @@ void abandon(FileTable& files, const std::shared_ptr<FileRegistration>& reg) {
 void attach_data_path(const Share& share, dax::MapRegistry& maps, asio::thread_pool& pool,
                       CreateOutcome& r) {
     Open& o = *r.open;
-    if (o.is_directory) return;
-    o.data = io::open_data_path(share, o, maps, [&pool](std::function<void()> job) {
+    if (o.local.is_directory) return;
+    o.local.data = io::open_data_path(share, o, maps, [&pool](std::function<void()> job) {
         // A blocking-pool thread may still run as some user (StickyFsCredentials): the
         // daemon's own jobs say so.
         asio::post(pool, [job = std::move(job)] {
@@ -191,23 +191,23 @@ void attach_data_path(const Share& share, dax::MapRegistry& maps, asio::thread_p
     });
     if (r.create_action == create_action::kOverwritten ||
         r.create_action == create_action::kSuperseded)
-        o.data->truncated(uint64_t(r.info.end_of_file));
+        o.local.data->truncated(uint64_t(r.info.end_of_file));
 }
 
 std::shared_ptr<Open> make_open(vfs::UniqueFd fd, const std::string& rel, bool is_dir,
                                 const vfs::FileInfo& info, uint32_t granted, const Plan& pl,
                                 std::shared_ptr<FileRegistration> reg) {
     auto o = std::make_shared<Open>();
-    o->fd = fd.release();
-    o->path = rel;
-    o->is_directory = is_dir;
-    o->file_id = info.file_id;
-    o->device = info.device;
+    o->local.fd = fd.release();
+    o->local.path = rel;
+    o->local.is_directory = is_dir;
+    o->local.file_id = info.file_id;
+    o->local.device = info.device;
     o->granted_access = granted;
-    o->share_access = pl.p.share_access;
+    o->local.share_access = pl.p.share_access;
     o->create_options = pl.options;
-    o->delete_on_close = pl.delete_on_close;
-    o->file_registration = std::move(reg);
+    o->local.delete_on_close = pl.delete_on_close;
+    o->local.file_registration = std::move(reg);
     return o;
 }
 
@@ -603,10 +603,10 @@ NtStatus create_pipe(RequestContext& ctx, const CreateRequest& req) {
     if (mapped & am::kMaximumAllowed) mapped = (mapped & ~am::kMaximumAllowed) | am::kFileAllAccess;
 
     auto open = std::make_shared<Open>();
-    open->pipe = std::move(ep);
-    open->path = std::string(name);
+    open->local.pipe = std::move(ep);
+    open->local.path = std::string(name);
     open->granted_access = mapped;
-    open->share_access = req.share_access;
+    open->local.share_access = req.share_access;
     open->create_options = req.create_options;
     open->session_id = ctx.session_id;
     open->tree_id = ctx.tree->id;
@@ -655,10 +655,9 @@ CreateParams create_params(const RequestContext& ctx, const CreateRequest& req, 
 NtStatus create_refused(RequestContext& ctx, const CreateParams& p, const Share& share,
                         NtStatus st) {
     if (st == NtStatus::AccessDenied || st == NtStatus::PrivilegeNotHeld)
-        ctx.log().info("user ",
-                 ctx.session->user, " CREATE '", p.name, "' on [", share.config.name, "] access 0x",
-                 std::hex, p.desired_access, " disposition ", std::dec, p.create_disposition,
-                 " refused: ", status_name(st));
+        ctx.log().info("user ", ctx.session->user, " CREATE '", p.name, "' on [", share.config.name,
+                       "] access 0x", std::hex, p.desired_access, " disposition ", std::dec,
+                       p.create_disposition, " refused: ", status_name(st));
     else
         ctx.log().debug("CREATE '", p.name, "' -> ", status_name(st));
     return st;
@@ -705,10 +704,10 @@ NtStatus respond_created(RequestContext& ctx, const CreateRequest& req, const Cr
     // MS-SMB2 3.3.5.9 "Oplock Acquisition"; leases are not granted yet, so a LEASE request
     // (0xFF) gets NONE like anything the object store does not grant.
     resp.oplock_level = oplock_level::kNone;
-    if (req.requested_oplock_level != oplock_level::kNone && open->file_registration) {
-        const auto& reg = *open->file_registration;
+    if (req.requested_oplock_level != oplock_level::kNone && open->local.file_registration) {
+        const auto& reg = *open->local.file_registration;
         resp.oplock_level = reg.table().grant_oplock(
-            reg.key(), reg.token(), req.requested_oplock_level, open->is_directory,
+            reg.key(), reg.token(), req.requested_oplock_level, open->local.is_directory,
             ctx.conn.oplock_break_notifier(ctx.session_id, open->id, ctx.tree->encrypt_data));
     }
     resp.create_action = res.create_action;
@@ -716,8 +715,8 @@ NtStatus respond_created(RequestContext& ctx, const CreateRequest& req, const Cr
     resp.file_id = open->id;
     resp.contexts = encode_create_response_contexts(contexts, res.maximal_access, res.info);
     resp.serialize(ctx.body());
-    ctx.log().debug("CREATE '", p.name, "' -> fid ", open->id.volatile_,
-              " action ", res.create_action);
+    ctx.log().debug("CREATE '", p.name, "' -> fid ", open->id.volatile_, " action ",
+                    res.create_action);
     return NtStatus::Success;
 }
 

@@ -125,7 +125,8 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
         co_return NtStatus::AccessDenied;
     }
     if (source->session_id != dest->session_id) co_return NtStatus::ObjectNameNotFound;
-    if (source->is_directory || dest->is_directory) co_return NtStatus::InvalidDeviceRequest;
+    if (source->local.is_directory || dest->local.is_directory)
+        co_return NtStatus::InvalidDeviceRequest;
 
     // MS-SMB2 3.3.5.15.6: no byte-range lock may conflict with reading the source ranges or
     // writing the target ranges; then nothing is copied (Windows Server 2012 behaviour,
@@ -133,10 +134,11 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
     auto& locks = ctx.server.locks;
     CopyOutcome result;
     for (const auto& c : cc->chunks) {
-        if (!locks.allows_io(source->device, source->file_id, source.get(), c.source_offset,
-                             c.length, false) ||
-            (c.target_offset != ~0ull && !locks.allows_io(dest->device, dest->file_id, dest.get(),
-                                                          c.target_offset, c.length, true))) {
+        if (!locks.allows_io(source->local.device, source->local.file_id, source.get(),
+                             c.source_offset, c.length, false) ||
+            (c.target_offset != ~0ull &&
+             !locks.allows_io(dest->local.device, dest->local.file_id, dest.get(), c.target_offset,
+                              c.length, true))) {
             result.status = NtStatus::FileLockConflict;
             break;
         }
@@ -222,19 +224,19 @@ asio::awaitable<NtStatus> duplicate_extents(RequestContext& ctx, const IoctlRequ
         co_return NtStatus::InvalidHandle;
     if (in->source_file_offset < 0 || in->target_file_offset < 0 || in->byte_count < 0)
         co_return NtStatus::InvalidParameter;
-    if (src->is_directory || dest->is_directory || src->pipe || dest->pipe)
+    if (src->local.is_directory || dest->local.is_directory || src->local.pipe || dest->local.pipe)
         co_return NtStatus::InvalidParameter;
     if (!(src->granted_access & am::kFileReadData) ||
         !(dest->granted_access & (am::kFileWriteData | am::kFileAppendData)))
         co_return NtStatus::AccessDenied;
     if (in->byte_count == 0) co_return reply(ctx, req, dest->id, {});
     auto& locks = ctx.server.locks;
-    if (!locks.allows_io(dest->device, dest->file_id, dest.get(), uint64_t(in->target_file_offset),
-                         uint64_t(in->byte_count), true) ||
-        !locks.allows_io(src->device, src->file_id, src.get(), uint64_t(in->source_file_offset),
-                         uint64_t(in->byte_count), false))
+    if (!locks.allows_io(dest->local.device, dest->local.file_id, dest.get(),
+                         uint64_t(in->target_file_offset), uint64_t(in->byte_count), true) ||
+        !locks.allows_io(src->local.device, src->local.file_id, src.get(),
+                         uint64_t(in->source_file_offset), uint64_t(in->byte_count), false))
         co_return NtStatus::FileLockConflict;
-    const int src_fd = src->fd, dst_fd = dest->fd;
+    const int src_fd = src->local.fd, dst_fd = dest->local.fd;
     const auto args = *in;
     int err = co_await ctx.blocking([&] {
         struct stat st;

@@ -56,13 +56,13 @@ asio::awaitable<NtStatus> set_sparse(RequestContext& ctx, const IoctlRequest& re
                                      std::shared_ptr<Open> open) {
     // MS-FSA 2.1.5.10.38: FILE_SET_SPARSE_BUFFER is optional (absent means TRUE).
     const bool sparse = req.input.empty() || req.input[0] != std::byte{0};
-    if (open->is_directory) co_return NtStatus::InvalidParameter;
+    if (open->local.is_directory) co_return NtStatus::InvalidParameter;
     if (!(open->granted_access &
           (am::kFileWriteData | am::kFileAppendData | am::kFileWriteAttributes))) {
         ctx.log().info("FSCTL_SET_SPARSE without write access refused");
         co_return NtStatus::AccessDenied;
     }
-    const int fd = open->fd;
+    const int fd = open->local.fd;
     auto st = co_await ctx.blocking([&]() -> Status {
         DAX_TRY(auto x, current_dos(fd));
         const bool was = x.attributes & vfs::kAttrSparseFile;
@@ -86,12 +86,12 @@ asio::awaitable<NtStatus> set_zero_data(RequestContext& ctx, const IoctlRequest&
     // MS-FSA 2.1.5.10.39.
     auto in = FileZeroDataInformation::decode(req.input);
     if (!in) co_return NtStatus::InvalidParameter;
-    if (open->is_directory) co_return NtStatus::InvalidParameter;
+    if (open->local.is_directory) co_return NtStatus::InvalidParameter;
     if (in->file_offset < 0 || in->beyond_final_zero < 0 || in->file_offset > in->beyond_final_zero)
         co_return NtStatus::InvalidParameter;
     if (!(open->granted_access & am::kFileWriteData)) co_return NtStatus::AccessDenied;
     if (in->file_offset == in->beyond_final_zero) co_return reply(ctx, req, open->id, {});
-    const int fd = open->fd;
+    const int fd = open->local.fd;
     const auto z = *in;
     // The stream size does not change: only [FileOffset, min(BeyondFinalZero, size)) is zeroed.
     struct Outcome {
@@ -113,8 +113,8 @@ asio::awaitable<NtStatus> set_zero_data(RequestContext& ctx, const IoctlRequest&
     if (range.err) co_return errno_to_status(range.err);
     if (range.len == 0) co_return reply(ctx, req, open->id, {});
     // Zeroing is a write (MS-FSA 2.1.4.10 with IsExclusive TRUE).
-    if (!ctx.server.locks.allows_io(open->device, open->file_id, open.get(), range.start, range.len,
-                                    true))
+    if (!ctx.server.locks.allows_io(open->local.device, open->local.file_id, open.get(),
+                                    range.start, range.len, true))
         co_return NtStatus::FileLockConflict;
     int err = co_await ctx.blocking([&]() {
         // A sparse file gives the range back (hole); others keep their allocation.
@@ -145,9 +145,9 @@ asio::awaitable<NtStatus> query_allocated_ranges(RequestContext& ctx, const Ioct
     if (!in) co_return NtStatus::InvalidParameter;
     if (in->file_offset < 0 || in->length < 0 || in->length > INT64_MAX - in->file_offset)
         co_return NtStatus::InvalidParameter;
-    if (open->is_directory) co_return NtStatus::InvalidParameter;
+    if (open->local.is_directory) co_return NtStatus::InvalidParameter;
     if (!(open->granted_access & am::kFileReadData)) co_return NtStatus::AccessDenied;
-    const int fd = open->fd;
+    const int fd = open->local.fd;
     const int64_t q_off = in->file_offset, q_len = in->length;
     std::vector<FileAllocatedRangeBuffer> list;
     const int err = co_await ctx.blocking([&]() {
@@ -198,11 +198,11 @@ NtStatus object_id(RequestContext& ctx, const IoctlRequest& req, const Open& ope
     if (req.max_output_response < kObjectIdBufferSize) return NtStatus::InvalidParameter;
     ByteVector out;
     ByteWriter w(out);
-    w.u64(open.file_id);  // ObjectId
-    w.u64(open.device);
-    w.zeros(16);          // BirthVolumeId
-    w.u64(open.file_id);  // BirthObjectId = ObjectId
-    w.u64(open.device);
+    w.u64(open.local.file_id);  // ObjectId
+    w.u64(open.local.device);
+    w.zeros(16);                // BirthVolumeId
+    w.u64(open.local.file_id);  // BirthObjectId = ObjectId
+    w.u64(open.local.device);
     w.zeros(16);  // DomainId
     return reply(ctx, req, open.id, out);
 }

@@ -96,7 +96,7 @@ NtStatus request_resiliency(RequestContext& ctx, const IoctlRequest& req, Open& 
         open.is_resilient = true;
         open.resiliency_timeout_ms = r->timeout ? r->timeout : kDefaultResiliencyTimeoutMs;
     }
-    ctx.log().debug("'", open.path, "' is resilient (", open.resiliency_timeout_ms, " ms)");
+    ctx.log().debug("'", open.local.path, "' is resilient (", open.resiliency_timeout_ms, " ms)");
     return reply(ctx, req, open.id, {});
 }
 

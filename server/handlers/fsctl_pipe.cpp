@@ -19,18 +19,18 @@ constexpr uint32_t kFilePipeConnectedState = 3;
 }  // namespace
 
 NtStatus pipe_transceive(RequestContext& ctx, const IoctlRequest& req, Open& open) {
-    auto out = open.pipe->transceive(req.input, req.max_output_response);
+    auto out = open.local.pipe->transceive(req.input, req.max_output_response);
     if (!out) return out.status();
     // The reply did not fit: its first part now, the rest by READ (MS-SMB2 3.3.5.15.3 with the
     // message-mode rules of 3.3.5.12).
     const NtStatus st =
-        open.pipe->message_continues() ? NtStatus::BufferOverflow : NtStatus::Success;
+        open.local.pipe->message_continues() ? NtStatus::BufferOverflow : NtStatus::Success;
     return reply(ctx, req, open.id, *out, st);
 }
 
 NtStatus pipe_peek(RequestContext& ctx, const IoctlRequest& req, Open& open) {
     if (req.max_output_response < kPipePeekFixedSize) return NtStatus::BufferTooSmall;
-    auto p = open.pipe->peek(req.max_output_response - kPipePeekFixedSize);
+    auto p = open.local.pipe->peek(req.max_output_response - kPipePeekFixedSize);
     ByteVector out;
     ByteWriter w(out);
     w.u32(kFilePipeConnectedState);

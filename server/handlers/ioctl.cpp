@@ -133,7 +133,7 @@ asio::awaitable<NtStatus> ioctl(RequestContext& ctx) {
         case fsctl::kPipeTransceive:
         case fsctl::kPipePeek:
             // MS-SMB2 3.3.5.15.3 / .4: only on the named pipe share.
-            if (!ctx.tree->is_ipc() || !open->pipe) co_return NtStatus::NotSupported;
+            if (!ctx.tree->is_ipc() || !open->local.pipe) co_return NtStatus::NotSupported;
             co_return code == fsctl::kPipeTransceive ? fsctls::pipe_transceive(ctx, *req, *open)
                                                      : fsctls::pipe_peek(ctx, *req, *open);
         default:
@@ -141,7 +141,7 @@ asio::awaitable<NtStatus> ioctl(RequestContext& ctx) {
     }
 
     // Everything else is about a file or directory of a disk share.
-    if (open->pipe) co_return NtStatus::InvalidDeviceRequest;
+    if (open->local.pipe) co_return NtStatus::InvalidDeviceRequest;
     switch (code) {
         case fsctl::kSrvEnumerateSnapshots: {
             // MS-SMB2 3.3.5.15.1: no previous versions are kept, so the array is empty.

@@ -74,13 +74,12 @@ std::optional<size_t> lock_sequence_bucket(const RequestContext& ctx, const Open
 // MS-FSA 2.1.5.8 / 2.1.5.9: the opens that may not take byte-range locks; Success otherwise.
 NtStatus refuse_lock_on(RequestContext& ctx, const Open& open) {
     // Named pipes have no byte ranges to lock (NPFS does not take lock requests).
-    if (open.pipe) return NtStatus::InvalidDeviceRequest;
+    if (open.local.pipe) return NtStatus::InvalidDeviceRequest;
     // MS-FSA 2.1.5.8 / 2.1.5.9: byte-range locks are not permitted on directories.
-    if (open.is_directory) return NtStatus::InvalidParameter;
+    if (open.local.is_directory) return NtStatus::InvalidParameter;
     // MS-FSA 2.1.5.8: the open must be able to read or write the data it locks.
     if (!(open.granted_access & (am::kFileReadData | am::kFileWriteData))) {
-        ctx.log().info("LOCK on '", open.path,
-                 "' without read or write access refused");
+        ctx.log().info("LOCK on '", open.local.path, "' without read or write access refused");
         return NtStatus::AccessDenied;
     }
     return NtStatus::Success;
@@ -95,8 +94,8 @@ bool replays_lock_sequence(RequestContext& ctx, Open& open, std::optional<size_t
     std::lock_guard lk(open.mu);
     uint8_t& entry = open.lock_sequence[*bucket];
     if (entry == sequence) {
-        ctx.log().debug("LOCK on '", open.path, "' replays sequence ",
-                  int(sequence), " of bucket ", *bucket + 1, ": nothing done");
+        ctx.log().debug("LOCK on '", open.local.path, "' replays sequence ", int(sequence),
+                        " of bucket ", *bucket + 1, ": nothing done");
         return true;
     }
     entry = Open::kNoLockSequence;
@@ -154,7 +153,7 @@ LockSeries lock_series(const std::vector<LockElement>& elements) {
 void log_lock_limit(RequestContext& ctx, NtStatus st, size_t max_locks, const std::string& path) {
     if (st != NtStatus::InsufficientResources) return;
     ctx.log().info("limit 'max locks per open' (", max_locks, ") reached on '", path,
-             "'; LOCK refused");
+                   "'; LOCK refused");
 }
 
 // One blocking lock (MS-FSA 2.1.5.8): granted now, or the request goes async and waits for the
@@ -167,13 +166,13 @@ asio::awaitable<NtStatus> lock_or_wait(RequestContext& ctx, std::shared_ptr<Open
     auto wake = Wakeup::make(ctx.executor());
     auto waiter = table.lock_or_wait(key, open.get(), range, wake->waker(), max_locks);
     if (!waiter) {
-        log_lock_limit(ctx, waiter.status(), max_locks, open->path);
+        log_lock_limit(ctx, waiter.status(), max_locks, open->local.path);
         co_return waiter.status();
     }
     auto w = *waiter;
     if (w->state() == LockWaiter::State::Granted) co_return granted();
 
-    const std::string path = open->path;
+    const std::string path = open->local.path;
     // While parked, only the lock table refers to the open (as its owner): a CLOSE of this
     // handle then destroys the Open, whose close hook withdraws the request (OwnerClosed).
     open.reset();
@@ -224,10 +223,10 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     }
 
     // MS-FSA 2.1.4.12 (Operation LOCK): other opens' LEVEL_II oplocks break to NONE.
-    if (open->file_registration) open->file_registration->break_others_level2_oplocks();
+    if (open->local.file_registration) open->local.file_registration->break_others_level2_oplocks();
 
     LockTable& table = ctx.server.locks;
-    const FileKey key{open->device, open->file_id};
+    const FileKey key{open->local.device, open->local.file_id};
     const LockOwner owner = open.get();
     const auto& els = req->locks;
 
@@ -261,7 +260,7 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
         // MS-SMB2 3.3.5.14.2: FAIL_IMMEDIATELY -> STATUS_LOCK_NOT_GRANTED on a conflict, all or
         // nothing.
         auto st = table.lock(key, owner, series.ranges, /*dry_run=*/false, max_locks);
-        log_lock_limit(ctx, st.status(), max_locks, open->path);
+        log_lock_limit(ctx, st.status(), max_locks, open->local.path);
         if (!st) co_return st.status();
         co_return granted();
     }

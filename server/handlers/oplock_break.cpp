@@ -37,8 +37,8 @@ asio::awaitable<NtStatus> oplock_break(RequestContext& ctx) {
     if (oplock.oplock_level == oplock_level::kLease) co_return NtStatus::InvalidParameter;
     // ... then the level and state checks of the object store's oplock (FileTable). Pipes and
     // opens outside the table hold no oplock and are never breaking.
-    if (!open->file_registration) co_return NtStatus::InvalidDeviceState;
-    const auto& reg = *open->file_registration;
+    if (!open->local.file_registration) co_return NtStatus::InvalidDeviceState;
+    const auto& reg = *open->local.file_registration;
     auto level = reg.table().acknowledge_break(reg.key(), reg.token(), oplock.oplock_level);
     if (!level) {
         ctx.log().debug("oplock break acknowledgment for fid ", open->id.volatile_,

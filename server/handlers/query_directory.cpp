@@ -26,12 +26,13 @@ asio::awaitable<NtStatus> query_directory(RequestContext& ctx) {
 
     // MS-SMB2 3.3.5.18: not a directory (a pipe, a file) -> INVALID_PARAMETER, also with
     // SMB2_REOPEN (the implementation-specific code of <406>; Windows answers the same).
-    if (open->pipe || !open->is_directory || !ctx.tree->share || !ctx.tree->share->root)
+    if (open->local.pipe || !open->local.is_directory || !ctx.tree->share || !ctx.tree->share->root)
         co_return NtStatus::InvalidParameter;
     if (req->output_buffer_length > ctx.conn.state.max_transact_size)
         co_return NtStatus::InvalidParameter;
     if (!(open->granted_access & access_mask::kFileListDirectory)) {
-        ctx.log().debug("QUERY_DIRECTORY on '", open->path, "' without LIST_DIRECTORY access");
+        ctx.log().debug("QUERY_DIRECTORY on '", open->local.path,
+                        "' without LIST_DIRECTORY access");
         co_return NtStatus::AccessDenied;
     }
     if (!DirectoryInfoWriter::supported(req->file_information_class))
@@ -43,26 +44,26 @@ asio::awaitable<NtStatus> query_directory(RequestContext& ctx) {
     auto result = co_await ctx.blocking([&]() -> Result<ByteVector> {
         std::lock_guard lk(open->mu);
         bool first = false;
-        if (!open->dir || (flags & qdf::kReopen)) {
+        if (!open->local.dir || (flags & qdf::kReopen)) {
             // First query, or SMB2_REOPEN: a new enumeration with this request's pattern.
-            DAX_TRY(auto cursor, vfs::DirectoryCursor::open(*root, open->path));
-            open->dir = std::make_unique<vfs::DirectoryCursor>(std::move(cursor));
-            open->dir_pattern = req->pattern.empty() ? "*" : req->pattern;
+            DAX_TRY(auto cursor, vfs::DirectoryCursor::open(*root, open->local.path));
+            open->local.dir = std::make_unique<vfs::DirectoryCursor>(std::move(cursor));
+            open->local.dir_pattern = req->pattern.empty() ? "*" : req->pattern;
             first = true;
         } else if (flags & qdf::kRestartScans) {
             // MS-FSA 2.1.5.6.3: a restart takes a new pattern when one is given.
-            open->dir->rewind();
-            if (!req->pattern.empty()) open->dir_pattern = req->pattern;
+            open->local.dir->rewind();
+            if (!req->pattern.empty()) open->local.dir_pattern = req->pattern;
         }
         // SMB2_INDEX_SPECIFIED: FileIndex is ignored (MS-SMB2 3.3.5.18 <410>, info_classes.h).
         info::ListRequest lr;
         lr.info_class = req->file_information_class;
-        lr.pattern = open->dir_pattern;
+        lr.pattern = open->local.dir_pattern;
         lr.output_buffer_length = req->output_buffer_length;
         lr.return_single_entry = flags & qdf::kReturnSingleEntry;
         lr.first_query = first;
         lr.root = root.get();
-        return info::list_directory(*open->dir, lr);
+        return info::list_directory(*open->local.dir, lr);
     });
     if (!result) co_return result.status();
 

@@ -54,13 +54,15 @@ NtStatus reply(RequestContext& ctx, ByteVector data, uint32_t output_buffer_leng
 
 // The file table this open's share modes and pending delete live in.
 bool delete_pending_of(const Open& open, FileTable& files) {
-    if (open.file_registration)
-        return open.file_registration->table().delete_pending(open.file_registration->key());
-    return files.delete_pending(FileKey{open.device, open.file_id});
+    if (open.local.file_registration)
+        return open.local.file_registration->table().delete_pending(
+            open.local.file_registration->key());
+    return files.delete_pending(FileKey{open.local.device, open.local.file_id});
 }
 
 uint32_t current_mode(const Open& open) {
-    return open.mode_set ? open.mode : info::mode_from_create_options(open.create_options);
+    return open.local.mode_set ? open.local.mode
+                               : info::mode_from_create_options(open.create_options);
 }
 
 // Named pipes on IPC$ answer FileStandardInformation only, with the values Windows gives a pipe
@@ -94,7 +96,7 @@ asio::awaitable<NtStatus> query_full_ea(RequestContext& ctx, std::shared_ptr<Ope
     };
     auto out = co_await ctx.blocking([&]() -> Result<Out> {
         std::lock_guard lk(open->mu);
-        DAX_TRY(auto all, vfs::list_eas(open->fd));
+        DAX_TRY(auto all, vfs::list_eas(open->local.fd));
         if (all.empty()) return Error(NtStatus::NoEasOnFile);
         FileFullEaInfo list;
         const bool by_name = !req.input.empty();
@@ -104,7 +106,7 @@ asio::awaitable<NtStatus> query_full_ea(RequestContext& ctx, std::shared_ptr<Ope
             auto names = FileGetEaInfo::decode(req.input);
             if (!names) return Error(NtStatus::EaListInconsistent);
             for (const auto& n : names->names) {
-                DAX_TRY(auto ea, vfs::get_ea(open->fd, n));
+                DAX_TRY(auto ea, vfs::get_ea(open->local.fd, n));
                 // An EA the file does not have comes back with an empty value.
                 if (ea)
                     list.entries.push_back(FullEaEntry{0, ea->name, ea->value});
@@ -157,7 +159,7 @@ NtStatus file_class_refusal(RequestContext& ctx, const Open& open, uint8_t c) {
     if ((c == fic::kFileBasicInformation || c == fic::kFileAllInformation ||
          c == fic::kFileNetworkOpenInformation || c == fic::kFileAttributeTagInformation) &&
         !(granted & am::kFileReadAttributes)) {
-        ctx.log().debug("QUERY_INFO class ", int(c), " on '", open.path,
+        ctx.log().debug("QUERY_INFO class ", int(c), " on '", open.local.path,
                         "' without READ_ATTRIBUTES");
         return NtStatus::AccessDenied;
     }
@@ -179,16 +181,16 @@ struct FileFacts {
 // Blocking.
 Result<FileFacts> file_facts(Open& open, bool needs_ea, FileTable& files) {
     FileFacts f;
-    DAX_TRY(f.fi, vfs::query_info(open.fd));
+    DAX_TRY(f.fi, vfs::query_info(open.local.fd));
     f.delete_pending = delete_pending_of(open, files);
     if (needs_ea) {
-        auto ea = vfs::ea_size(open.fd);
+        auto ea = vfs::ea_size(open.local.fd);
         f.ea_size = ea ? *ea : 0;
     }
     std::lock_guard lk(open.mu);
-    f.position = open.position;
+    f.position = open.local.position;
     f.mode = current_mode(open);
-    f.path = open.path;
+    f.path = open.local.path;
     return f;
 }
 
@@ -329,7 +331,7 @@ asio::awaitable<NtStatus> query_fs(RequestContext& ctx, std::shared_ptr<Open> op
         vfs::FsSpace space;
         // The volume that holds the open (MS-SMB2 3.3.5.20.2): a share can span mounts.
         if (needs_space) {
-            DAX_TRY(space, vfs::query_fs_space(open->fd));
+            DAX_TRY(space, vfs::query_fs_space(open->local.fd));
         }
         return info::volume_facts(*root, space, ctx.tree->share->config.name, ctx.tree->read_only);
     });
@@ -349,10 +351,12 @@ asio::awaitable<NtStatus> query_security(RequestContext& ctx, std::shared_ptr<Op
         !(open->granted_access & am::kReadControl))
         co_return NtStatus::AccessDenied;
     // The stored descriptor, else the one of the POSIX mode (security_info.h).
-    auto got = co_await ctx.blocking(
-        [&]() -> Result<ByteVector> { return security::query_descriptor(open->fd, secinfo); });
+    auto got = co_await ctx.blocking([&]() -> Result<ByteVector> {
+        return security::query_descriptor(open->local.fd, secinfo);
+    });
     if (!got) {
-        ctx.log().info("security descriptor of '", open->path, "': ", status_name(got.status()));
+        ctx.log().info("security descriptor of '", open->local.path,
+                       "': ", status_name(got.status()));
         co_return got.status();
     }
     ByteVector sd = std::move(*got);
@@ -378,8 +382,8 @@ asio::awaitable<NtStatus> query_info(RequestContext& ctx) {
     // MS-SMB2 3.3.5.20 (<414>: Windows fails it).
     if (req->output_buffer_length > ctx.conn.state.max_transact_size)
         co_return NtStatus::InvalidParameter;
-    if (open->pipe || ctx.tree->is_ipc()) co_return query_pipe(ctx, *req);
-    if (!ctx.tree->share || !ctx.tree->share->root || open->fd < 0)
+    if (open->local.pipe || ctx.tree->is_ipc()) co_return query_pipe(ctx, *req);
+    if (!ctx.tree->share || !ctx.tree->share->root || open->local.fd < 0)
         co_return NtStatus::InvalidHandle;
 
     switch (req->info_type) {

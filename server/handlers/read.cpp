@@ -34,28 +34,28 @@ asio::awaitable<NtStatus> read_pipe(RequestContext& ctx, const std::shared_ptr<O
     if ((req.flags & read_flags::kReadUnbuffered) &&
         uint16_t(ctx.dialect()) >= uint16_t(Dialect::Smb302))
         co_return NtStatus::InvalidParameter;
-    if (req.length > 0 && open->pipe->pending() == 0) {
+    if (req.length > 0 && open->local.pipe->pending() == 0) {
         if (Status st = co_await ctx.go_async(); !st) co_return st.status();
         // Woken by a WRITE that produced output, by the CLOSE of the pipe, or by a CANCEL.
         auto wake = Wakeup::make(ctx.executor());
         ctx.pending->waiter = wake;
-        open->pipe->set_reader_waker(wake->waker());
-        while (open->pipe->pending() == 0) {
+        open->local.pipe->set_reader_waker(wake->waker());
+        while (open->local.pipe->pending() == 0) {
             if (ctx.cancelled() || ctx.server.opens.find(open->id.volatile_) != open) {
-                open->pipe->set_reader_waker({});
+                open->local.pipe->set_reader_waker({});
                 co_return ctx.cancelled() ? NtStatus::Cancelled : NtStatus::PipeBroken;
             }
             co_await wake->wait();
         }
-        open->pipe->set_reader_waker({});
+        open->local.pipe->set_reader_waker({});
     }
-    ByteVector data = open->pipe->read(req.length);
+    ByteVector data = open->local.pipe->read(req.length);
     ReadResponse resp;
     resp.data = Bytes(data);
     resp.serialize(ctx.body());
     // The message did not fit: the client reads the rest with further READs (MS-SMB2
     // 3.3.5.12, STATUS_BUFFER_OVERFLOW is a warning that still carries data).
-    co_return open->pipe->message_continues() ? NtStatus::BufferOverflow : NtStatus::Success;
+    co_return open->local.pipe->message_continues() ? NtStatus::BufferOverflow : NtStatus::Success;
 }
 
 }  // namespace
@@ -72,14 +72,14 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     // RDMA channels need an RDMA connection, which this transport is not.
     if (req->channel != channel::kNone) co_return NtStatus::InvalidParameter;
 
-    if (open->pipe) co_return co_await read_pipe(ctx, open, *req);
+    if (open->local.pipe) co_return co_await read_pipe(ctx, open, *req);
 
     // A directory has no data stream to read (Windows and Samba: INVALID_DEVICE_REQUEST, even
     // for zero bytes; smbtorture smb2.read.dir).
-    if (open->is_directory) co_return NtStatus::InvalidDeviceRequest;
+    if (open->local.is_directory) co_return NtStatus::InvalidDeviceRequest;
     // MS-SMB2 3.3.5.12; EXECUTE implied READ_DATA at CREATE.
     if (!(open->granted_access & (am::kFileReadData | am::kFileExecute))) {
-        ctx.log().info("READ of '", open->path, "' without read access refused");
+        ctx.log().info("READ of '", open->local.path, "' without read access refused");
         co_return NtStatus::AccessDenied;
     }
     // Offsets are signed 64-bit in the object store (MS-FSA 2.1.5.2): past INT64_MAX, or a
@@ -92,8 +92,8 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     if (req->minimum_count > req->length) co_return NtStatus::EndOfFile;
 
     // MS-FSA 2.1.5.2 via 2.1.4.10: a byte-range lock of another open covering the range.
-    if (!ctx.server.locks.allows_io(FileKey{open->device, open->file_id}, open.get(), req->offset,
-                                    req->length, false))
+    if (!ctx.server.locks.allows_io(FileKey{open->local.device, open->local.file_id}, open.get(),
+                                    req->offset, req->length, false))
         co_return NtStatus::FileLockConflict;
 
     ReadResponse resp;
@@ -108,7 +108,8 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     const uint64_t offset = req->offset;
     std::shared_ptr<io::DataPath> data = io::data_path_of(*open);
     auto failed = [&](NtStatus st) {
-        ctx.log().debug("READ of '", open->path, "' at ", offset, " failed: ", status_name(st));
+        ctx.log().debug("READ of '", open->local.path, "' at ", offset,
+                        " failed: ", status_name(st));
         return st;
     };
     // The data path lends the cheapest form the response can carry: on a buffered block path a
@@ -126,7 +127,7 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
         // FilePositionInformation follows the last read, as Samba keeps it (smbtorture
         // smb2.read.position in its default, non-Windows mode).
         std::lock_guard lk(open->mu);
-        open->position = offset + bytes;
+        open->local.position = offset + bytes;
     }
     resp.serialize_without_data(ctx.body(), uint32_t(bytes));
     co_return NtStatus::Success;

@@ -56,15 +56,16 @@ namespace {
 // The file table this open's share modes and pending delete live in (`files`, the server's,
 // for an open made without one).
 FileTable& table_of(const Open& open, FileTable& files) {
-    return open.file_registration ? open.file_registration->table() : files;
+    return open.local.file_registration ? open.local.file_registration->table() : files;
 }
 
 FileKey key_of(const Open& open) {
-    return FileKey{open.device, open.file_id};
+    return FileKey{open.local.device, open.local.file_id};
 }
 
 uint32_t current_mode(const Open& open) {
-    return open.mode_set ? open.mode : info::mode_from_create_options(open.create_options);
+    return open.local.mode_set ? open.local.mode
+                               : info::mode_from_create_options(open.create_options);
 }
 
 Status require(const Open& open, uint32_t access) {
@@ -74,12 +75,12 @@ Status require(const Open& open, uint32_t access) {
 
 // MS-FSA 2.1.5.15.3 / 2.1.5.15.4: may this file's delete become pending?
 Status check_deletable(const vfs::ShareRoot& root, const Open& open, bool ignore_readonly) {
-    if (open.path.empty()) return Error(NtStatus::AccessDenied);  // the share root
-    DAX_TRY(auto fi, vfs::query_info(open.fd));
+    if (open.local.path.empty()) return Error(NtStatus::AccessDenied);  // the share root
+    DAX_TRY(auto fi, vfs::query_info(open.local.fd));
     if ((fi.file_attributes & vfs::kAttrReadonly) && !ignore_readonly)
         return Error(NtStatus::CannotDelete);
     if (fi.is_directory) {
-        DAX_TRY(bool empty, info::directory_is_empty(root, open.path));
+        DAX_TRY(bool empty, info::directory_is_empty(root, open.local.path));
         if (!empty) return Error(NtStatus::DirectoryNotEmpty);
     }
     return {};
@@ -100,7 +101,7 @@ Status set_disposition_ex(const vfs::ShareRoot& root, Open& open, Bytes buf, Fil
     if (d.flags & ~kKnown) return Error(NtStatus::NotSupported);  // MS-FSA 2.1.5.15.4
     FileTable& files = table_of(open, all);
     const bool on_close = d.flags & dx::kOnClose;
-    if (on_close && !open.file_registration) return Error(NtStatus::NotSupported);
+    if (on_close && !open.local.file_registration) return Error(NtStatus::NotSupported);
     if (d.flags & dx::kDelete) {
         // IGNORE_READONLY_ATTRIBUTE counts only with the right to change the attribute.
         bool ignore_ro = (d.flags & dx::kIgnoreReadonlyAttribute) &&
@@ -109,14 +110,14 @@ Status set_disposition_ex(const vfs::ShareRoot& root, Open& open, Bytes buf, Fil
     }
     const bool del = d.flags & dx::kDelete;
     if (on_close)
-        return files.set_delete_on_close(key_of(open), open.file_registration->token(), del);
+        return files.set_delete_on_close(key_of(open), open.local.file_registration->token(), del);
     return files.set_delete_pending(key_of(open), del);
 }
 
 Status set_end_of_file(Open& open, Bytes buf) {
     DAX_TRY(auto e, FileEndOfFileInfo::decode(buf));
-    if (open.is_directory || e.end_of_file < 0) return Error(NtStatus::InvalidParameter);
-    if (::ftruncate(open.fd, e.end_of_file) != 0) return Error(errno_to_status(errno));
+    if (open.local.is_directory || e.end_of_file < 0) return Error(NtStatus::InvalidParameter);
+    if (::ftruncate(open.local.fd, e.end_of_file) != 0) return Error(errno_to_status(errno));
     // State shared by every open of the file (the DAX mapping) drops what the size no longer
     // covers.
     io::data_path_of(open)->truncated(uint64_t(e.end_of_file));
@@ -125,8 +126,8 @@ Status set_end_of_file(Open& open, Bytes buf) {
 
 Status set_allocation(Open& open, Bytes buf) {
     DAX_TRY(auto a, FileAllocationInfo::decode(buf));
-    if (open.is_directory || a.allocation_size < 0) return Error(NtStatus::InvalidParameter);
-    auto st = info::set_allocation(open.fd, a.allocation_size);
+    if (open.local.is_directory || a.allocation_size < 0) return Error(NtStatus::InvalidParameter);
+    auto st = info::set_allocation(open.local.fd, a.allocation_size);
     // An allocation below the end of file truncated the file (info::set_allocation).
     if (st) {
         std::shared_ptr<io::DataPath> data = io::data_path_of(open);
@@ -138,9 +139,9 @@ Status set_allocation(Open& open, Bytes buf) {
 
 Status set_valid_data_length(Open& open, Bytes buf) {
     DAX_TRY(auto v, FileValidDataLengthInfo::decode(buf));
-    if (open.is_directory) return Error(NtStatus::InvalidParameter);
+    if (open.local.is_directory) return Error(NtStatus::InvalidParameter);
     struct stat st {};
-    if (::fstat(open.fd, &st) != 0) return Error(errno_to_status(errno));
+    if (::fstat(open.local.fd, &st) != 0) return Error(errno_to_status(errno));
     // The valid data length is the end of file on Linux: it can neither shrink nor pass it.
     if (v.valid_data_length != st.st_size) return Error(NtStatus::InvalidParameter);
     return {};
@@ -158,7 +159,7 @@ Status set_full_ea(Open& open, Bytes buf) {
         eas.push_back(
             vfs::Ea{e.name, std::vector<std::byte>(e.value.begin(), e.value.end()), e.flags});
     }
-    return vfs::set_eas(open.fd, eas);
+    return vfs::set_eas(open.local.fd, eas);
 }
 
 Status set_position(Open& open, Bytes buf) {
@@ -169,7 +170,7 @@ Status set_position(Open& open, Bytes buf) {
     if ((current_mode(open) & file_mode::kNoIntermediateBuffering) &&
         p.current_byte_offset % 512 != 0)
         return Error(NtStatus::InvalidParameter);
-    open.position = uint64_t(p.current_byte_offset);
+    open.local.position = uint64_t(p.current_byte_offset);
     return {};
 }
 
@@ -177,8 +178,8 @@ Status set_mode(Open& open, Bytes buf) {
     DAX_TRY(auto m, FileModeInfo::decode(buf));
     std::lock_guard lk(open.mu);
     DAX_TRY(uint32_t mode, info::apply_mode(current_mode(open), m.mode));
-    open.mode = mode;
-    open.mode_set = true;
+    open.local.mode = mode;
+    open.local.mode_set = true;
     return {};
 }
 
@@ -189,8 +190,9 @@ bool has_open_children(Server& server, const Share* share, const std::string& di
     bool found = false;
     // remove_if with a predicate that never removes: the one way to look at every open.
     server.opens.remove_if([&](const Open& o) {
-        if (!found && o.tree && o.tree->share.get() == share && o.path.size() > prefix.size() &&
-            o.path.compare(0, prefix.size(), prefix) == 0)
+        if (!found && o.tree && o.tree->share.get() == share &&
+            o.local.path.size() > prefix.size() &&
+            o.local.path.compare(0, prefix.size(), prefix) == 0)
             found = true;
         return false;
     });
@@ -202,8 +204,8 @@ void update_paths(Server& server, const Share* share, const FileKey& key,
                   const std::string& new_rel) {
     std::vector<uint64_t> same;
     server.opens.remove_if([&](const Open& o) {
-        if (o.tree && o.tree->share.get() == share && o.device == key.device &&
-            o.file_id == key.inode)
+        if (o.tree && o.tree->share.get() == share && o.local.device == key.device &&
+            o.local.file_id == key.inode)
             same.push_back(o.id.volatile_);
         return false;
     });
@@ -211,7 +213,7 @@ void update_paths(Server& server, const Share* share, const FileKey& key,
         auto o = server.opens.find(id);
         if (!o) continue;  // closed in between
         std::lock_guard lk(o->mu);
-        o->path = new_rel;
+        o->local.path = new_rel;
     }
 }
 
@@ -222,8 +224,8 @@ asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> 
     if (r->root_directory != 0) co_return NtStatus::InvalidParameter;
     if (!(open->granted_access & am::kDelete)) co_return NtStatus::AccessDenied;
     const Share* share = ctx.tree->share.get();
-    if (open->is_directory && has_open_children(ctx.server, share, open->path)) {
-        ctx.log().debug("rename of '", open->path, "' refused: open children");
+    if (open->local.is_directory && has_open_children(ctx.server, share, open->local.path)) {
+        ctx.log().debug("rename of '", open->local.path, "' refused: open children");
         co_return NtStatus::AccessDenied;
     }
     std::shared_ptr<vfs::ShareRoot> root = ctx.tree->share->root;
@@ -232,11 +234,11 @@ asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> 
         std::string from;
         {
             std::lock_guard lk(open->mu);
-            from = open->path;
+            from = open->local.path;
         }
-        DAX_TRY(auto to,
-                info::rename_file(*root, table_of(*open, ctx.server.files), key, open->is_directory,
-                                  from, r->file_name, r->replace_if_exists));
+        DAX_TRY(auto to, info::rename_file(*root, table_of(*open, ctx.server.files), key,
+                                           open->local.is_directory, from, r->file_name,
+                                           r->replace_if_exists));
         if (to != from) table_of(*open, ctx.server.files).set_path(key, to);
         return to;
     });
@@ -299,12 +301,13 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
             auto l = FileLinkInfo::decode(buf);
             if (!l) co_return l.status();
             if (l->root_directory != 0) co_return NtStatus::InvalidParameter;
-            if (open->is_directory) co_return NtStatus::FileIsADirectory;  // MS-FSA 2.1.5.15.7
+            if (open->local.is_directory)
+                co_return NtStatus::FileIsADirectory;  // MS-FSA 2.1.5.15.7
             auto st = co_await ctx.blocking([&] {
                 std::string from;
                 {
                     std::lock_guard lk(open->mu);
-                    from = open->path;
+                    from = open->local.path;
                 }
                 return info::link_file(*root, table_of(*open, ctx.server.files), key_of(*open),
                                        from, l->file_name, l->replace_if_exists);
@@ -325,8 +328,8 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
                 u.last_write_time = b.last_write_time;
                 u.change_time = b.change_time;
                 u.file_attributes = b.file_attributes;
-                u.is_share_root = open->path.empty();
-                return vfs::set_basic_info(open->fd, u);
+                u.is_share_root = open->local.path.empty();
+                return vfs::set_basic_info(open->local.fd, u);
             }
             case fic::kFileDispositionInformation:
                 return set_disposition(*root, *open, buf, ctx.server.files);
@@ -334,11 +337,13 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
                 return set_disposition_ex(*root, *open, buf, ctx.server.files);
             case fic::kFileEndOfFileInformation:
                 // MS-FSA 2.1.4.12 (SET_INFORMATION): LEVEL_II oplocks of others break.
-                if (open->file_registration) open->file_registration->break_others_level2_oplocks();
+                if (open->local.file_registration)
+                    open->local.file_registration->break_others_level2_oplocks();
                 return set_end_of_file(*open, buf);
             case fic::kFileAllocationInformation:
                 // MS-FSA 2.1.4.12 (SET_INFORMATION): LEVEL_II oplocks of others break.
-                if (open->file_registration) open->file_registration->break_others_level2_oplocks();
+                if (open->local.file_registration)
+                    open->local.file_registration->break_others_level2_oplocks();
                 return set_allocation(*open, buf);
             case fic::kFileValidDataLengthInformation:
                 return set_valid_data_length(*open, buf);
@@ -392,7 +397,7 @@ asio::awaitable<NtStatus> set_security(RequestContext& ctx, std::shared_ptr<Open
     if (NtStatus st = check_set_security_access(*open, req); st != NtStatus::Success) co_return st;
     if (ctx.tree->read_only) co_return NtStatus::AccessDenied;
     auto st = co_await ctx.blocking([&]() -> Status {
-        return security::set_descriptor(open->fd, req.buffer, req.additional_information);
+        return security::set_descriptor(open->local.fd, req.buffer, req.additional_information);
     });
     if (!st) {
         // The first bytes of what was refused, for whoever reads the log.
@@ -402,7 +407,7 @@ asio::awaitable<NtStatus> set_security(RequestContext& ctx, std::shared_ptr<Open
             head.push_back(kHex[uint8_t(req.buffer[i]) >> 4]);
             head.push_back(kHex[uint8_t(req.buffer[i]) & 15]);
         }
-        ctx.log().info("SET_INFO security of '", open->path, "' (0x", std::hex,
+        ctx.log().info("SET_INFO security of '", open->local.path, "' (0x", std::hex,
                        req.additional_information, std::dec, ", ", req.buffer.size(),
                        " bytes: ", head, "): ", status_name(st.status()));
         co_return st.status();
@@ -422,8 +427,8 @@ asio::awaitable<NtStatus> set_info(RequestContext& ctx) {
     // MS-SMB2 3.3.5.21: BufferLength above MaxTransactSize (<427>) or zero.
     if (req->buffer.size() > ctx.conn.state.max_transact_size || req->buffer.empty())
         co_return NtStatus::InvalidParameter;
-    if (open->pipe || ctx.tree->is_ipc()) co_return NtStatus::NotSupported;
-    if (!ctx.tree->share || !ctx.tree->share->root || open->fd < 0)
+    if (open->local.pipe || ctx.tree->is_ipc()) co_return NtStatus::NotSupported;
+    if (!ctx.tree->share || !ctx.tree->share->root || open->local.fd < 0)
         co_return NtStatus::InvalidHandle;
 
     NtStatus st = NtStatus::InvalidParameter;

@@ -72,14 +72,14 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     if (req->channel != channel::kNone) co_return NtStatus::InvalidParameter;
     if (req->length > 0 && req->data_offset > 0x100) co_return NtStatus::InvalidParameter;
 
-    if (open->pipe) {
+    if (open->local.pipe) {
         // MS-SMB2 3.3.5.13: write-through / unbuffered are meaningless on a pipe (3.x).
         if (is_smb3(dialect) &&
             (req->flags & (write_flags::kWriteThrough | write_flags::kWriteUnbuffered)))
             co_return NtStatus::InvalidParameter;
-        auto st = open->pipe->write(req->data);
+        auto st = open->local.pipe->write(req->data);
         if (!st) co_return st.status();
-        open->pipe->wake_reader();  // a READ parked for the reply
+        open->local.pipe->wake_reader();  // a READ parked for the reply
         WriteResponse resp;
         resp.count = uint32_t(req->data.size());
         resp.serialize(ctx.body());
@@ -87,13 +87,13 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     }
 
     // MS-FSA 2.1.4.12 (Operation WRITE): other opens' LEVEL_II oplocks break to NONE.
-    if (open->file_registration) open->file_registration->break_others_level2_oplocks();
+    if (open->local.file_registration) open->local.file_registration->break_others_level2_oplocks();
 
-    if (open->is_directory) co_return NtStatus::InvalidDeviceRequest;
+    if (open->local.is_directory) co_return NtStatus::InvalidDeviceRequest;
     const bool can_write = open->granted_access & am::kFileWriteData;
     const bool can_append = open->granted_access & am::kFileAppendData;
     if (!can_write && !can_append) {
-        ctx.log().info("WRITE to '", open->path, "' without write access refused");
+        ctx.log().info("WRITE to '", open->local.path, "' without write access refused");
         co_return NtStatus::AccessDenied;
     }
 
@@ -107,8 +107,8 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
 
     // MS-FSA 2.1.5.3 via 2.1.4.10: a byte-range lock of another open covering the range (an
     // append-only write to the end of file is checked where it lands, below).
-    if (!to_eof && !ctx.server.locks.allows_io(FileKey{open->device, open->file_id}, open.get(),
-                                               req->offset, req->length, true))
+    if (!to_eof && !ctx.server.locks.allows_io(FileKey{open->local.device, open->local.file_id},
+                                               open.get(), req->offset, req->length, true))
         co_return NtStatus::FileLockConflict;
 
     WriteResponse resp;
@@ -134,15 +134,15 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
         if (!size) co_return size.status();
         if (to_eof) {
             offset = *size;
-            if (!ctx.server.locks.allows_io(FileKey{open->device, open->file_id}, open.get(),
-                                            offset, req->length, true))
+            if (!ctx.server.locks.allows_io(FileKey{open->local.device, open->local.file_id},
+                                            open.get(), offset, req->length, true))
                 co_return NtStatus::FileLockConflict;
         } else if (append_only && offset < *size) {
             // MS-SMB2 3.3.5.13: writing inside the existing data needs FILE_WRITE_DATA.
             co_return NtStatus::AccessDenied;
         }
         if (offset > *size && offset - *size > kUncheckedGap) {
-            const int fd = open->fd;
+            const int fd = open->local.fd;
             const uint64_t cur = *size;
             const bool full = co_await ctx.blocking(
                 [fd, cur, offset] { return gap_exceeds_free_space(fd, cur, offset); });
@@ -151,7 +151,7 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     }
     auto w = co_await data->write(ctx.caller(*open), req->data, offset, mode);
     if (!w) {
-        ctx.log().debug("WRITE to '", open->path, "' at ", offset,
+        ctx.log().debug("WRITE to '", open->local.path, "' at ", offset,
                         " failed: ", status_name(w.status()));
         co_return w.status();
     }

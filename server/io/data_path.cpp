@@ -34,8 +34,9 @@ std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
     // data access it was not granted) and no mapping.
     constexpr uint32_t kDataAccess =
         am::kFileReadData | am::kFileWriteData | am::kFileAppendData | am::kFileExecute;
-    if (open.is_directory || open.fd < 0 || !(open.granted_access & kDataAccess))
-        return std::make_shared<BlockDataPath>(open.fd, vfs::UniqueFd{}, 0, 0, BlockOptions{});
+    if (open.local.is_directory || open.local.fd < 0 || !(open.granted_access & kDataAccess))
+        return std::make_shared<BlockDataPath>(open.local.fd, vfs::UniqueFd{}, 0, 0,
+                                               BlockOptions{});
 
     BlockOptions o;
     o.direct_io = share.config.direct_io;
@@ -43,15 +44,15 @@ std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
     o.io_sqpoll = share.config.io_sqpoll;
     o.aio_write_size = share.config.aio_write_size;
     o.splice_reads = share.config.use_sendfile;
-    std::shared_ptr<DataPath> block = BlockDataPath::open(open.fd, o);
+    std::shared_ptr<DataPath> block = BlockDataPath::open(open.local.fd, o);
     if (!share.dax) return block;
 
     // DAX share: the open joins its file's mapping, shared by all opens of the file (and kept
     // for the next open after the last one closes, while the file stays unchanged).
     std::shared_ptr<dax::FileMap> map =
-        maps.acquire(open.device, open.file_id, open.fd, *share.dax);
+        maps.acquire(open.local.device, open.local.file_id, open.local.fd, *share.dax);
     if (!map) {
-        log_info("DAX: no mapping for '", open.path,
+        log_info("DAX: no mapping for '", open.local.path,
                  "' (not a regular file or no usable descriptor)");
         return block;
     }
@@ -64,9 +65,10 @@ asio::awaitable<Result<SplicePipe>> DataPath::read_to_pipe(Caller, size_t, uint6
 
 std::shared_ptr<DataPath> data_path_of(Open& open) {
     std::lock_guard lk(open.mu);
-    if (!open.data)
-        open.data = std::make_shared<BlockDataPath>(open.fd, vfs::UniqueFd{}, 0, 0, BlockOptions{});
-    return open.data;
+    if (!open.local.data)
+        open.local.data =
+            std::make_shared<BlockDataPath>(open.local.fd, vfs::UniqueFd{}, 0, 0, BlockOptions{});
+    return open.local.data;
 }
 
 }  // namespace daxsmbd::server::io

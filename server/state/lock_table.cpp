@@ -233,10 +233,10 @@ void add_close_hook(Open& open, std::function<void()> hook) {
 void install_lock_release_hook(Open& open, LockTable& table) {
     {
         std::lock_guard lk(open.mu);
-        if (open.lock_release_hook) return;
-        open.lock_release_hook = true;
+        if (open.local.lock_release_hook) return;
+        open.local.lock_release_hook = true;
     }
-    const FileKey key{open.device, open.file_id};
+    const FileKey key{open.local.device, open.local.file_id};
     const LockOwner owner = &open;
     add_close_hook(open, [&table, key, owner] { table.release_all(key, owner); });
 }

@@ -2,20 +2,48 @@
 
 #include <unistd.h>
 
+#include <random>
+
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/vfs/dir.h"
 
 namespace daxsmbd::server {
 
-Open::~Open() {
-    if (on_close) on_close();
+LocalOpen::LocalOpen() = default;
+Open::Open() = default;
+
+LocalOpen::~LocalOpen() {
     if (fd >= 0) ::close(fd);
 }
+
+Open::~Open() {
+    // The hooks (lock release, notify teardown) still see the descriptor and the registration.
+    if (on_close) on_close();
+}
+
+namespace {
+uint32_t random_epoch() {
+    std::random_device rd;
+    uint32_t e = 0;
+    while (e == 0)
+        e = rd();
+    return e;
+}
+}  // namespace
+
+OpenTable::OpenTable() : OpenTable(random_epoch()) {}
+OpenTable::OpenTable(uint32_t epoch) : epoch_(uint64_t{epoch == 0 ? 1u : epoch} << 32) {}
 
 void OpenTable::insert(const std::shared_ptr<Open>& open) {
     std::lock_guard lk(mu_);
     uint64_t id = next_++;
-    open->id = protocol::FileId{id, id};
+    // A wrapped sequence would reuse a persistent id of this run: move to the next epoch.
+    if (next_persistent_ == 0) {
+        epoch_ += uint64_t{1} << 32;
+        if (epoch_ == 0) epoch_ = uint64_t{1} << 32;
+        next_persistent_ = 1;
+    }
+    open->id = protocol::FileId{epoch_ | next_persistent_++, id};
     opens_.emplace(id, open);
     ++per_session_[open->session_id];
 }
@@ -45,7 +73,7 @@ std::shared_ptr<Open> OpenTable::remove(uint64_t volatile_id) {
     opens_.erase(it);
     uncount(*o);
     // A READ parked on a closed pipe ends (STATUS_PIPE_BROKEN).
-    if (o->pipe) o->pipe->wake_reader();
+    if (o->local.pipe) o->local.pipe->wake_reader();
     return o;
 }
 
@@ -63,7 +91,7 @@ std::vector<std::shared_ptr<Open>> OpenTable::remove_if(
         }
     }
     for (auto& o : out)
-        if (o->pipe) o->pipe->wake_reader();
+        if (o->local.pipe) o->local.pipe->wake_reader();
     return out;
 }
 

@@ -1,14 +1,14 @@
 // Open files, directories and pipes (MS-SMB2 3.3.1.10 Open).
 //
-// Ownership: the global OpenTable owns every Open (shared_ptr) keyed by its volatile FileId;
+// Ownership: the server's OpenTable owns every Open (shared_ptr) keyed by its volatile FileId;
 // handlers hold a shared_ptr for the duration of a request, so a CLOSE or a connection teardown
 // racing with a READ never frees what the READ uses. An Open is used from the event loops of its
 // session's channels (multichannel: several loops at once) and from blocking-pool jobs they
 // await; `mu` guards the mutable fields a pool job touches, `position` is atomic.
 #pragma once
 
-#include <atomic>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +36,52 @@ namespace io {
 class DataPath;  // server/io/data_path.h
 }
 
+// What the file system holds for one handle (MS-FSA 2.1.1.6 Open; MS-SMB2 3.3.1.10
+// Open.LocalOpen): the descriptor, the file's identity, the share modes it registered, the data
+// path, the directory cursor. None of it depends on the session, tree or connection the protocol
+// handle is bound to, so a handle that outlives its connection keeps it unchanged.
+struct LocalOpen {
+    std::string path;  // share-relative on-disk path ("" = share root), '/' separated
+    int fd = -1;       // owned; closed by the destructor
+    bool is_directory = false;
+    uint64_t file_id = 0;  // on-disk id (inode)
+    uint64_t device = 0;
+    uint32_t share_access = 0;
+    bool delete_on_close = false;
+    std::atomic<uint64_t> position{0};  // FilePositionInformation
+    // Open.Mode (MS-FSA 2.1.1.6) once a FileModeInformation set replaced it; until then
+    // (mode_set false) it is the mode bits of the protocol handle's create_options.
+    uint32_t mode = 0;
+    bool mode_set = false;
+    std::string dir_pattern;  // Open.QueryPattern of the enumeration running in `dir`
+    std::unique_ptr<vfs::DirectoryCursor> dir;    // QUERY_DIRECTORY state
+    std::unique_ptr<rpcpipe::PipeEndpoint> pipe;  // named pipe on IPC$
+    // Byte-range locks and change notify (server/state/lock_table.h, server/notify/): whether
+    // the close hook that releases this open's locks is installed, and the ChangeNotifyEntry of
+    // a directory open (MS-FSA 2.1.5.11), made by its first CHANGE_NOTIFY.
+    bool lock_release_hook = false;
+    std::shared_ptr<notify::NotifyEntry> notify_entry;
+    // Membership in the FileTable (share modes, delete-on-close; server/state/file_table.h).
+    // Releasing or destroying it takes the open out of the table and, for the last open of a
+    // file whose delete is pending, deletes the file.
+    std::shared_ptr<FileRegistration> file_registration;
+    // How READ/WRITE/FLUSH/CLOSE reach the data (server/io/data_path.h: the block path, or on a
+    // DAX share the file's shared mapping), chosen at CREATE; uses `fd` (and may own more
+    // descriptors of the same file). Set before the open is published, then only read
+    // (data_path_of() fills it under the Open's `mu` for opens made elsewhere).
+    std::shared_ptr<io::DataPath> data;
+
+    // Out of line: the members' types are incomplete here.
+    LocalOpen();
+    LocalOpen(const LocalOpen&) = delete;
+    LocalOpen& operator=(const LocalOpen&) = delete;
+    ~LocalOpen();
+};
+
+// The protocol handle (MS-SMB2 3.3.1.10 Open): its FileId, what it is bound to (session, tree,
+// connection), the access granted at CREATE and the per-handle protocol state; the file-system
+// side is `local`. FileId.Persistent (Open.DurableFileId) and FileId.Volatile are distinct
+// numbers: a reconnect names the handle by the persistent one and gets a new binding.
 struct Open {
     protocol::FileId id;
     uint64_t session_id = 0;
@@ -43,34 +89,14 @@ struct Open {
     std::shared_ptr<TreeConnect> tree;
     uint64_t connection_id = 0;
 
-    std::string path;  // share-relative on-disk path ("" = share root), '/' separated
-    int fd = -1;       // owned; closed by the destructor
-    bool is_directory = false;
-    uint64_t file_id = 0;  // on-disk id (inode)
-    uint64_t device = 0;
     uint32_t granted_access = 0;
-    uint32_t share_access = 0;
     uint32_t create_options = 0;
-    bool delete_on_close = false;
-    std::atomic<uint64_t> position{0};  // FilePositionInformation
-    // QUERY_INFO / SET_INFO / QUERY_DIRECTORY state (handlers/{query_info,set_info,
-    // query_directory}.cpp), guarded by `mu`. Open.Mode (MS-FSA 2.1.1.6) once a
-    // FileModeInformation set replaced it; until then (mode_set false) it is the mode bits of
-    // create_options.
-    uint32_t mode = 0;
-    bool mode_set = false;
-    uint32_t ea_index = 0;  // next EA of a FileFullEaInformation enumeration (Open.CurrentEaIndex)
-    std::string dir_pattern;  // Open.QueryPattern of the enumeration running in `dir`
-
+    // Guards the mutable fields here and in `local` that a blocking-pool job or another channel
+    // touches: the QUERY_INFO / SET_INFO / QUERY_DIRECTORY state, the lock and notify fields.
     std::mutex mu;
-    std::unique_ptr<vfs::DirectoryCursor> dir;    // QUERY_DIRECTORY state
-    std::unique_ptr<rpcpipe::PipeEndpoint> pipe;  // named pipe on IPC$
-    std::function<void()> on_close;               // hooks (notify watches, locks, ...)
-    // Byte-range locks and change notify (server/state/lock_table.h, server/notify/), guarded by
-    // `mu`: whether the close hook that releases this open's locks is installed, and the
-    // ChangeNotifyEntry of a directory open (MS-FSA 2.1.5.11), made by its first CHANGE_NOTIFY.
-    bool lock_release_hook = false;
-    std::shared_ptr<notify::NotifyEntry> notify_entry;
+    uint32_t ea_index = 0;  // next EA of a FileFullEaInformation enumeration (Open.CurrentEaIndex)
+    std::function<void()>
+        on_close;  // hooks (notify watches, locks, ...), run before `local` closes
     // Open.IsResilient / Open.ResiliencyTimeout (MS-SMB2 3.3.5.15.9, FSCTL_LMR_REQUEST_RESILIENCY)
     // and Open.LockSequenceArray (3.3.5.14): one entry per bucket 1..64, the bucket's last
     // LockSequenceNumber (0..15) or kNoLockSequence. Guarded by `mu`.
@@ -78,16 +104,10 @@ struct Open {
     bool is_resilient = false;
     uint32_t resiliency_timeout_ms = 0;
     std::array<uint8_t, 64> lock_sequence = make_empty_lock_sequence();
-    // Membership in the FileTable (share modes, delete-on-close; server/state/file_table.h).
-    // Releasing or destroying it takes the open out of the table and, for the last open of a
-    // file whose delete is pending, deletes the file.
-    std::shared_ptr<FileRegistration> file_registration;
-    // How READ/WRITE/FLUSH/CLOSE reach the data (server/io/data_path.h: the block path, or on a
-    // DAX share the file's shared mapping), chosen at CREATE; uses `fd` (and may own more
-    // descriptors of the same file). Set before the open is published, then
-    // only read (data_path_of() fills it under `mu` for opens made elsewhere).
-    std::shared_ptr<io::DataPath> data;
 
+    LocalOpen local;
+
+    Open();
     ~Open();
 
   private:
@@ -100,7 +120,14 @@ struct Open {
 
 class OpenTable {
   public:
-    // Registers an open and assigns its FileId (volatile = unique, persistent = same value).
+    // `epoch` is the high half of every persistent FileId this table assigns (nonzero; a random
+    // value per server start unless a test fixes it).
+    OpenTable();
+    explicit OpenTable(uint32_t epoch);
+
+    // Registers an open and assigns its FileId: a volatile id unique in this table, and a
+    // persistent id (epoch << 32 | sequence) that never equals a volatile one and does not repeat
+    // across server starts, so a reconnect naming a handle of an earlier run finds nothing.
     void insert(const std::shared_ptr<Open>& open);
     std::shared_ptr<Open> find(uint64_t volatile_id);
     std::shared_ptr<Open> remove(uint64_t volatile_id);
@@ -118,6 +145,8 @@ class OpenTable {
     std::unordered_map<uint64_t, std::shared_ptr<Open>> opens_;
     std::unordered_map<uint64_t, size_t> per_session_;
     uint64_t next_ = 1;
+    uint64_t epoch_;
+    uint32_t next_persistent_ = 1;
 };
 
 }  // namespace daxsmbd::server

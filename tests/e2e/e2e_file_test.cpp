@@ -456,6 +456,20 @@ TEST_F(E2eFile, ClosedHandleIsFileClosed) {
     EXPECT_STATUS(c->close(cr.body.file_id), NtStatus::FileClosed);
 }
 
+// MS-SMB2 3.3.5.x: an open is found by FileId.Volatile and must match FileId.Persistent too;
+// the two halves are different numbers, so a client that sends one half twice names no open.
+TEST_F(E2eFile, BothHalvesOfTheFileIdMustMatch) {
+    auto c = login();
+    auto cr = c->open("halves.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_STATUS(cr, NtStatus::Success);
+    const FileId id = cr.body.file_id;
+    EXPECT_NE(id.persistent, id.volatile_);
+    EXPECT_STATUS(c->read(FileId{id.volatile_, id.volatile_}, 0, 10), NtStatus::FileClosed);
+    EXPECT_STATUS(c->read(FileId{id.persistent ^ 1, id.volatile_}, 0, 10), NtStatus::FileClosed);
+    EXPECT_STATUS(c->read(id, 0, 10), NtStatus::EndOfFile);  // found: the file is empty
+    EXPECT_STATUS(c->close(id), NtStatus::Success);
+}
+
 TEST_F(E2eFile, TreeDisconnectClosesAccessToTheTree) {
     auto c = login();
     uint32_t tid = c->tree_id();

@@ -118,12 +118,12 @@ TEST_F(CreateTest, DispositionTable) {
         EXPECT_TRUE(exists("f.txt"));
         EXPECT_EQ(read_file("f.txt"), c.exists && !c.truncated ? "hello" : "");
         EXPECT_EQ(r->info.end_of_file, c.exists && !c.truncated ? 5u : 0u);
-        EXPECT_FALSE(r->open->is_directory);
-        EXPECT_GE(r->open->fd, 0);
-        EXPECT_EQ(r->open->path, "f.txt");
+        EXPECT_FALSE(r->open->local.is_directory);
+        EXPECT_GE(r->open->local.fd, 0);
+        EXPECT_EQ(r->open->local.path, "f.txt");
         struct stat st {};
-        ASSERT_EQ(::fstat(r->open->fd, &st), 0);
-        EXPECT_EQ(r->open->file_id, uint64_t(st.st_ino));
+        ASSERT_EQ(::fstat(r->open->local.fd, &st), 0);
+        EXPECT_EQ(r->open->local.file_id, uint64_t(st.st_ino));
         EXPECT_EQ(r->info.file_id, uint64_t(st.st_ino));
     }
 }
@@ -139,14 +139,14 @@ TEST_F(CreateTest, NestedCreateAndCaseInsensitiveOpen) {
     auto d = create(params("Sub", cd::kCreate, am::kFileGenericRead, co::kDirectoryFile));
     ASSERT_TRUE(d);
     EXPECT_EQ(d->create_action, ca::kCreated);
-    EXPECT_TRUE(d->open->is_directory);
+    EXPECT_TRUE(d->open->local.is_directory);
     EXPECT_TRUE(std::filesystem::is_directory(dir_ + "/Sub"));
     auto f = create(params("Sub\\Foo.TXT", cd::kCreate));
     ASSERT_TRUE(f);
     auto again = create(params("SUB\\foo.txt", cd::kOpen, am::kFileGenericRead));
     ASSERT_TRUE(again);
     EXPECT_EQ(again->create_action, ca::kOpened);
-    EXPECT_EQ(again->open->path, "Sub/Foo.TXT");  // the on-disk spelling
+    EXPECT_EQ(again->open->local.path, "Sub/Foo.TXT");  // the on-disk spelling
     EXPECT_EQ(again->info.file_id, f->info.file_id);
     // CREATE of a name that exists in another case collides.
     EXPECT_EQ(create(params("sub\\FOO.txt", cd::kCreate)).status(), NtStatus::ObjectNameCollision);
@@ -166,7 +166,7 @@ TEST_F(CreateTest, DirectoryAndFileOptions) {
     // Without either option the object decides.
     auto d = create(params("d", cd::kOpenIf, am::kFileGenericRead));
     ASSERT_TRUE(d);
-    EXPECT_TRUE(d->open->is_directory);
+    EXPECT_TRUE(d->open->local.is_directory);
     EXPECT_EQ(d->info.file_attributes & fa::kDirectory, fa::kDirectory);
     // Directories are never overwritten.
     EXPECT_EQ(create(params("d", cd::kOverwriteIf)).status(), NtStatus::ObjectNameCollision);
@@ -199,8 +199,8 @@ TEST_F(CreateTest, ConcurrentOpenIfOfTheSameDirectory) {
 TEST_F(CreateTest, ShareRoot) {
     auto r = create(params("", cd::kOpen, am::kFileGenericRead));
     ASSERT_TRUE(r);
-    EXPECT_TRUE(r->open->is_directory);
-    EXPECT_EQ(r->open->path, "");
+    EXPECT_TRUE(r->open->local.is_directory);
+    EXPECT_EQ(r->open->local.path, "");
     EXPECT_EQ(create(params("", cd::kOverwriteIf)).status(), NtStatus::AccessDenied);
     EXPECT_EQ(create(params("", cd::kOpen, am::kDelete, co::kDeleteOnClose)).status(),
               NtStatus::AccessDenied);
@@ -226,7 +226,7 @@ TEST_F(CreateTest, Names) {
     ASSERT_TRUE(create(params("sl", cd::kCreate, am::kFileGenericRead, co::kDirectoryFile)));
     auto f = create(params("sl/inner.txt", cd::kCreate));
     ASSERT_TRUE(f);
-    EXPECT_EQ(f->open->path, "sl/inner.txt");
+    EXPECT_EQ(f->open->local.path, "sl/inner.txt");
     EXPECT_TRUE(exists("sl/inner.txt"));
     EXPECT_EQ(create(params("/sl", cd::kOpen)).status(), NtStatus::InvalidParameter);
     EXPECT_EQ(create(params("sl/../../x", cd::kOpenIf)).status(), NtStatus::ObjectPathSyntaxBad);
@@ -418,7 +418,7 @@ TEST_F(CreateTest, ExtendedAttributesOnCreate) {
     p.eas = eas;
     auto r = create(p);
     ASSERT_TRUE(r);
-    auto got = vfs::get_ea(r->open->fd, "color");
+    auto got = vfs::get_ea(r->open->local.fd, "color");
     ASSERT_TRUE(got);
     ASSERT_TRUE(got->has_value());
     EXPECT_EQ((*got)->value.size(), 3u);
@@ -436,7 +436,7 @@ TEST_F(CreateTest, AllocationSize) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->info.end_of_file, 0u);
     // fallocate(KEEP_SIZE) reserves without growing the file, where the file system can.
-    if (::fallocate(r->open->fd, FALLOC_FL_KEEP_SIZE, 0, 1) == 0) {
+    if (::fallocate(r->open->local.fd, FALLOC_FL_KEEP_SIZE, 0, 1) == 0) {
         EXPECT_GE(r->info.allocation_size, 1u << 20);
     }
 }
@@ -471,7 +471,7 @@ TEST_F(CreateTest, DeleteOnClose) {
     auto doc = create(
         params("gone", cd::kCreate, am::kFileGenericWrite | am::kDelete, co::kDeleteOnClose));
     ASSERT_TRUE(doc);
-    EXPECT_TRUE(doc->open->delete_on_close);
+    EXPECT_TRUE(doc->open->local.delete_on_close);
     // Until the delete-on-close open closes, other opens are possible.
     auto other = create(params("gone", cd::kOpen, am::kFileReadData));
     ASSERT_TRUE(other);
@@ -491,8 +491,8 @@ TEST_F(CreateTest, DeleteOnCloseRemovesEmptyDirectory) {
     auto r = create(params("rmme", cd::kOpen, am::kDelete | am::kFileReadAttributes,
                            co::kDirectoryFile | co::kDeleteOnClose));
     ASSERT_TRUE(r);
-    ASSERT_TRUE(r->open->file_registration);
-    EXPECT_TRUE(r->open->file_registration->release());
+    ASSERT_TRUE(r->open->local.file_registration);
+    EXPECT_TRUE(r->open->local.file_registration->release());
     EXPECT_FALSE(exists("rmme"));
 }
 
@@ -500,7 +500,7 @@ TEST_F(CreateTest, ExplicitReleaseLeavesNothingInTheTable) {
     auto r = create(params("t", cd::kCreate));
     ASSERT_TRUE(r);
     EXPECT_EQ(files_.file_count(), 1u);
-    r->open->file_registration->release();
+    r->open->local.file_registration->release();
     EXPECT_EQ(files_.file_count(), 0u);
     r->open.reset();  // destruction after release does nothing more
     EXPECT_TRUE(exists("t"));

@@ -307,11 +307,11 @@ TEST_F(DaxPath, OpenDataPathChoosesByShareAndAccess) {
     ASSERT_EQ(::fstat(fd_, &st), 0);
     auto make_open = [&](uint32_t access) {
         auto o = std::make_shared<Open>();
-        o->fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);  // the Open owns (closes) its descriptor
+        o->local.fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);  // the Open owns (closes) its descriptor
         o->granted_access = access;
-        o->device = uint64_t(st.st_dev);
-        o->file_id = uint64_t(st.st_ino);
-        o->path = "f";
+        o->local.device = uint64_t(st.st_dev);
+        o->local.file_id = uint64_t(st.st_ino);
+        o->local.path = "f";
         return o;
     };
     auto reader = make_open(am::kFileReadData);
@@ -337,9 +337,9 @@ TEST_F(DaxPath, OpenDataPathReopensDirectOnlyForDataAccess) {
     dax::MapRegistry maps;
     auto make_open = [&](uint32_t access) {
         auto o = std::make_shared<Open>();
-        o->fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+        o->local.fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
         o->granted_access = access;
-        o->path = "f";
+        o->local.path = "f";
         return o;
     };
     auto reader = make_open(am::kFileReadData);

@@ -252,8 +252,8 @@ TEST(LockTable, CloseHookReleasesLocksWhenOpenIsDestroyed) {
     int other_hook = 0;
     {
         auto open = std::make_shared<Open>();
-        open->device = kFile.device;
-        open->file_id = kFile.inode;
+        open->local.device = kFile.device;
+        open->local.file_id = kFile.inode;
         add_close_hook(*open, [&] { ++other_hook; });
         install_lock_release_hook(*open, t);
         install_lock_release_hook(*open, t);  // idempotent

@@ -268,18 +268,19 @@ class QueryDirectoryHandler : public ::testing::Test {
         EXPECT_TRUE(fd);
         auto fi = vfs::query_info(fd->get());
         auto o = std::make_shared<Open>();
-        o->fd = fd->release();
-        o->path = rel;
-        o->is_directory = fi->is_directory;
-        o->file_id = fi->file_id;
-        o->device = fi->device;
+        o->local.fd = fd->release();
+        o->local.path = rel;
+        o->local.is_directory = fi->is_directory;
+        o->local.file_id = fi->file_id;
+        o->local.device = fi->device;
         o->granted_access = access;
         o->session_id = session->id;
         o->tree_id = tree->id;
         o->tree = tree;
         FileKey key{fi->device, fi->file_id};
         auto token = files.add(key, ShareMode{access, 7}, false, rel);
-        o->file_registration = std::make_shared<FileRegistration>(files, key, *token, share->root);
+        o->local.file_registration =
+            std::make_shared<FileRegistration>(files, key, *token, share->root);
         server.opens.insert(o);
         return o;
     }

@@ -301,11 +301,11 @@ class QueryInfoHandler : public ::testing::Test {
         EXPECT_TRUE(fd) << rel;
         auto fi = vfs::query_info(fd->get());
         auto o = std::make_shared<Open>();
-        o->fd = fd->release();
-        o->path = rel;
-        o->is_directory = fi->is_directory;
-        o->file_id = fi->file_id;
-        o->device = fi->device;
+        o->local.fd = fd->release();
+        o->local.path = rel;
+        o->local.is_directory = fi->is_directory;
+        o->local.file_id = fi->file_id;
+        o->local.device = fi->device;
         o->granted_access = access;
         o->create_options = create_options;
         o->session_id = session->id;
@@ -313,7 +313,8 @@ class QueryInfoHandler : public ::testing::Test {
         o->tree = tree;
         FileKey key{fi->device, fi->file_id};
         auto token = files.add(key, ShareMode{access, 7}, false, rel);
-        o->file_registration = std::make_shared<FileRegistration>(files, key, *token, share->root);
+        o->local.file_registration =
+            std::make_shared<FileRegistration>(files, key, *token, share->root);
         server.opens.insert(o);
         return o;
     }
@@ -378,7 +379,7 @@ constexpr uint32_t kAll = am::kFileAllAccess;
 
 TEST_F(QueryInfoHandler, BasicStandardInternalMatchTheFile) {
     auto f = open("file.txt", kAll);
-    auto fi = vfs::query_info(f->fd);
+    auto fi = vfs::query_info(f->local.fd);
     ASSERT_TRUE(fi);
     auto r = query(*f, info_type::kFile, fic::kFileBasicInformation);
     ASSERT_EQ(r.status, NtStatus::Success);
@@ -396,11 +397,11 @@ TEST_F(QueryInfoHandler, BasicStandardInternalMatchTheFile) {
     EXPECT_FALSE(std_info->directory);
 
     // A pending delete shows, and the link no longer counts (smbtorture smb2.setinfo).
-    ASSERT_TRUE(files.set_delete_pending(FileKey{f->device, f->file_id}, true));
+    ASSERT_TRUE(files.set_delete_pending(FileKey{f->local.device, f->local.file_id}, true));
     std_info = FileStandardInfo::decode(query(*f, info_type::kFile, 5).data());
     EXPECT_TRUE(std_info->delete_pending);
     EXPECT_EQ(std_info->number_of_links, 0u);
-    ASSERT_TRUE(files.set_delete_pending(FileKey{f->device, f->file_id}, false));
+    ASSERT_TRUE(files.set_delete_pending(FileKey{f->local.device, f->local.file_id}, false));
 
     struct stat st {};
     ::stat((tmp.path + "/file.txt").c_str(), &st);
@@ -412,7 +413,7 @@ TEST_F(QueryInfoHandler, BasicStandardInternalMatchTheFile) {
 TEST_F(QueryInfoHandler, AllInformationCarriesHandleStateAndPath) {
     constexpr uint32_t kAccess = am::kFileExecute | am::kFileReadAttributes;
     auto f = open("dir/inner.dat", kAccess, 0x00000002 /* FILE_WRITE_THROUGH */);
-    f->position = 77;
+    f->local.position = 77;
     auto r = query(*f, info_type::kFile, fic::kFileAllInformation);
     ASSERT_EQ(r.status, NtStatus::Success);
     auto all = FileAllInfo::decode(r.data());
@@ -541,7 +542,7 @@ TEST_F(QueryInfoHandler, NamesAndIdsDependOnTheDialect) {
     auto id = FileIdInfo::decode(query(*inner, info_type::kFile, fic::kFileIdInformation).data());
     ASSERT_TRUE(id);
     EXPECT_EQ(id->volume_serial_number, share->root->volume_serial());
-    EXPECT_EQ(load_le64(id->file_id.data()), inner->file_id);
+    EXPECT_EQ(load_le64(id->file_id.data()), inner->local.file_id);
 
     conn->state.dialect = Dialect::Smb302;
     EXPECT_EQ(query(*inner, info_type::kFile, fic::kFileNormalizedNameInformation).status,

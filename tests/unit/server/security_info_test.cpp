@@ -212,7 +212,7 @@ TEST_F(SecurityInfoTest, CreateStoresTheSecDDescriptorOnFilesAndDirectories) {
     p.security_descriptor = given;
     auto r = create(p);
     ASSERT_TRUE(r.ok()) << status_name(r.status());
-    auto sd = vfs::read_security_descriptor(r->open->fd);
+    auto sd = vfs::read_security_descriptor(r->open->local.fd);
     ASSERT_TRUE(sd.ok() && *sd);
     EXPECT_EQ((*sd)->dacl, given.dacl);
     EXPECT_EQ(*(*sd)->owner, wk::unix_user(1001));
@@ -222,13 +222,13 @@ TEST_F(SecurityInfoTest, CreateStoresTheSecDDescriptorOnFilesAndDirectories) {
     p.security_descriptor = given;
     r = create(p);
     ASSERT_TRUE(r.ok()) << status_name(r.status());
-    sd = vfs::read_security_descriptor(r->open->fd);
+    sd = vfs::read_security_descriptor(r->open->local.fd);
     ASSERT_TRUE(sd.ok() && *sd);
     EXPECT_EQ((*sd)->dacl, given.dacl);
     // Without a SecD context nothing is stored.
     r = create(params("plain.txt", cd::kCreate, am::kFileGenericRead));
     ASSERT_TRUE(r.ok());
-    sd = vfs::read_security_descriptor(r->open->fd);
+    sd = vfs::read_security_descriptor(r->open->local.fd);
     ASSERT_TRUE(sd.ok());
     EXPECT_FALSE(*sd);
 }

@@ -269,25 +269,26 @@ class SetInfoHandler : public ::testing::Test {
         EXPECT_TRUE(fd) << rel;
         auto fi = vfs::query_info(fd->get());
         auto o = std::make_shared<Open>();
-        o->fd = fd->release();
-        o->path = rel;
-        o->is_directory = fi->is_directory;
-        o->file_id = fi->file_id;
-        o->device = fi->device;
+        o->local.fd = fd->release();
+        o->local.path = rel;
+        o->local.is_directory = fi->is_directory;
+        o->local.file_id = fi->file_id;
+        o->local.device = fi->device;
         o->granted_access = access;
         o->session_id = session->id;
         o->tree_id = tree->id;
         o->tree = tree;
         FileKey key{fi->device, fi->file_id};
         auto token = files.add(key, ShareMode{access, 7}, false, rel);
-        o->file_registration = std::make_shared<FileRegistration>(files, key, *token, share->root);
+        o->local.file_registration =
+            std::make_shared<FileRegistration>(files, key, *token, share->root);
         server.opens.insert(o);
         return o;
     }
     // CLOSE as far as the file table is concerned.
     void close(std::shared_ptr<Open>& o) {
         server.opens.remove(o->id.volatile_);
-        o->file_registration->release();
+        o->local.file_registration->release();
         o.reset();
     }
     NtStatus set(const Open& o, uint8_t type, uint8_t cls, const ByteVector& buf,
@@ -433,7 +434,7 @@ TEST_F(SetInfoHandler, SizesAsSmbtorture) {
 
 TEST_F(SetInfoHandler, DispositionMakesTheDeletePendingAndCloseDeletes) {
     auto f = open("f.txt", kAll);
-    const FileKey k{f->device, f->file_id};
+    const FileKey k{f->local.device, f->local.file_id};
     ASSERT_EQ(set_file(*f, fic::kFileDispositionInformation, enc(FileDispositionInfo{true})),
               NtStatus::Success);
     EXPECT_TRUE(files.delete_pending(k));
@@ -473,14 +474,14 @@ TEST_F(SetInfoHandler, DispositionEx) {
     ASSERT_EQ(
         set_file(*ro, 64, enc(FileDispositionInfoEx{dx::kDelete | dx::kIgnoreReadonlyAttribute})),
         NtStatus::Success);
-    EXPECT_TRUE(files.delete_pending(FileKey{ro->device, ro->file_id}));
+    EXPECT_TRUE(files.delete_pending(FileKey{ro->local.device, ro->local.file_id}));
     close(ro);
     EXPECT_FALSE(tmp.exists("ro.txt"));
     // ON_CLOSE marks only this handle: the file goes when it closes.
     auto f = open("f.txt", kAll);
     ASSERT_EQ(set_file(*f, 64, enc(FileDispositionInfoEx{dx::kDelete | dx::kOnClose})),
               NtStatus::Success);
-    EXPECT_FALSE(files.delete_pending(FileKey{f->device, f->file_id}));
+    EXPECT_FALSE(files.delete_pending(FileKey{f->local.device, f->local.file_id}));
     EXPECT_TRUE(tmp.exists("f.txt"));
     close(f);
     EXPECT_FALSE(tmp.exists("f.txt"));
@@ -490,14 +491,14 @@ TEST_F(SetInfoHandler, PositionAndModeAsSmbtorture) {
     auto f = open("f.txt", kAll);
     ASSERT_EQ(set_file(*f, fic::kFilePositionInformation, enc(FilePositionInfo{123456})),
               NtStatus::Success);
-    EXPECT_EQ(f->position, 123456u);
+    EXPECT_EQ(f->local.position, 123456u);
     EXPECT_EQ(set_file(*f, 14, enc(FilePositionInfo{-5})), NtStatus::InvalidParameter);
     ASSERT_EQ(set_file(*f, fic::kFileModeInformation, enc(FileModeInfo{2})), NtStatus::Success);
-    EXPECT_TRUE(f->mode_set);
-    EXPECT_EQ(f->mode, 2u);
+    EXPECT_TRUE(f->local.mode_set);
+    EXPECT_EQ(f->local.mode, 2u);
     EXPECT_EQ(set_file(*f, 16, enc(FileModeInfo{1})), NtStatus::InvalidParameter);
     ASSERT_EQ(set_file(*f, 16, enc(FileModeInfo{0})), NtStatus::Success);
-    EXPECT_EQ(f->mode, 0u);
+    EXPECT_EQ(f->local.mode, 0u);
     // Handle state changes also on a read-only share; file changes do not.
     tree->read_only = true;
     EXPECT_EQ(set_file(*f, 14, enc(FilePositionInfo{1})), NtStatus::Success);
@@ -512,9 +513,9 @@ TEST_F(SetInfoHandler, RenameUpdatesEveryHandleOfTheFile) {
     r.file_name = "d\\g.txt";
     ASSERT_EQ(set_file(*f, fic::kFileRenameInformation, enc(r)), NtStatus::Success);
     EXPECT_TRUE(tmp.exists("d/g.txt"));
-    EXPECT_EQ(f->path, "d/g.txt");
-    EXPECT_EQ(other->path, "d/g.txt");
-    EXPECT_EQ(files.path(FileKey{f->device, f->file_id}), "d/g.txt");
+    EXPECT_EQ(f->local.path, "d/g.txt");
+    EXPECT_EQ(other->local.path, "d/g.txt");
+    EXPECT_EQ(files.path(FileKey{f->local.device, f->local.file_id}), "d/g.txt");
     // Delete-on-close after the rename deletes the new name.
     ASSERT_EQ(set_file(*f, 13, enc(FileDispositionInfo{true})), NtStatus::Success);
     close(f);
@@ -557,7 +558,7 @@ TEST_F(SetInfoHandler, ExtendedAttributes) {
     ByteWriter w(buf);
     eas.encode(w);
     ASSERT_EQ(set_file(*f, fic::kFileFullEaInformation, buf), NtStatus::Success);
-    auto got = vfs::get_ea(f->fd, "NEWEA");
+    auto got = vfs::get_ea(f->local.fd, "NEWEA");
     ASSERT_TRUE(got);
     ASSERT_TRUE(*got);
     EXPECT_EQ((*got)->value.size(), 2u);
@@ -567,7 +568,7 @@ TEST_F(SetInfoHandler, ExtendedAttributes) {
     ByteWriter w2(buf);
     eas.encode(w2);
     ASSERT_EQ(set_file(*f, 15, buf), NtStatus::Success);
-    EXPECT_FALSE(*vfs::get_ea(f->fd, "NEWEA"));
+    EXPECT_FALSE(*vfs::get_ea(f->local.fd, "NEWEA"));
     // Malformed lists and bad flags.
     EXPECT_EQ(set_file(*f, 15, ByteVector(8, std::byte{0xff})), NtStatus::EaListInconsistent);
     eas.entries[0] = FullEaEntry{0x01, "X", {std::byte{1}}};
