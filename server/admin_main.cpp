@@ -156,11 +156,16 @@ bool ensure_parent_dir(const std::string& path, std::string* error) {
     return true;
 }
 
-int run(int argc, char** argv) {
+struct Options {
     std::string config_path = kDefaultConfig;
     std::optional<uint32_t> uid, gid;
     bool no_password = false;
-    std::vector<std::string> words;
+    std::vector<std::string> words;  // the command: "user", the action and its user name
+};
+
+// Fills `opts` from the command line. Returns the exit status when the program ends here (help,
+// or a usage error).
+std::optional<int> parse_command_line(int argc, char** argv, Options* opts) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         auto value = [&]() -> std::optional<std::string> {
@@ -173,22 +178,29 @@ int run(int argc, char** argv) {
         } else if (a == "-s" || a == "--config") {
             auto v = value();
             if (!v) return usage(std::string(a) + " needs a file name");
-            config_path = *v;
+            opts->config_path = *v;
         } else if (a.starts_with("--config=")) {
-            config_path = std::string(a.substr(9));
+            opts->config_path = std::string(a.substr(9));
         } else if (a == "--uid" || a == "--gid") {
             auto v = value();
             auto id = v ? parse_id(*v) : std::nullopt;
             if (!id) return usage(std::string(a) + " needs a number");
-            (a == "--uid" ? uid : gid) = *id;
+            (a == "--uid" ? opts->uid : opts->gid) = *id;
         } else if (a == "--no-password") {
-            no_password = true;
+            opts->no_password = true;
         } else if (a.size() > 1 && a[0] == '-') {
             return usage("unknown option " + std::string(a));
         } else {
-            words.emplace_back(a);
+            opts->words.emplace_back(a);
         }
     }
+    return std::nullopt;
+}
+
+// Checked before the configuration is read, so a mistyped command fails the same way whether or
+// not the configuration is valid. Returns the exit status of a usage error.
+std::optional<int> check_command(const Options& opts) {
+    const std::vector<std::string>& words = opts.words;
     if (words.empty() || words[0] != "user") return usage();
     if (words.size() < 2) return usage("missing action");
     const std::string& action = words[1];
@@ -196,77 +208,73 @@ int run(int argc, char** argv) {
     if (!needs_name && action != "list") return usage("unknown action '" + action + "'");
     if (needs_name && words.size() != 3) return usage(action + " needs exactly one user name");
     if (!needs_name && words.size() != 2) return usage("list takes no arguments");
-    if ((uid || gid) && action != "add") return usage("--uid/--gid only go with add");
-    if (no_password && action != "add") return usage("--no-password only goes with add");
+    if ((opts.uid || opts.gid) && action != "add") return usage("--uid/--gid only go with add");
+    if (opts.no_password && action != "add") return usage("--no-password only goes with add");
+    return std::nullopt;
+}
 
-    auto parsed = daxsmbd::server::Config::load(config_path);
-    if (auto* e = std::get_if<daxsmbd::server::Config::ParseError>(&parsed))
-        return fail(e->message);
-    const daxsmbd::server::Config& config = std::get<daxsmbd::server::Config>(parsed);
-    const std::string db_path = config.global.user_database;
+int list_users(const daxsmbd::auth::UserDatabase& db) {
+    for (const std::string& n : db.names()) {
+        const daxsmbd::auth::UserRecord* r = db.find(n);
+        std::cout << n;
+        if (r != nullptr) std::cout << "\tuid=" << r->uid << "\tgid=" << r->gid;
+        if (r != nullptr && !r->nt_hash) std::cout << "\tno-password";
+        std::cout << "\n";
+    }
+    return 0;
+}
 
+int delete_user(daxsmbd::auth::UserDatabase& db, const std::string& name,
+                const std::string& db_path) {
+    if (db.find(name) == nullptr) return fail("no user '" + name + "' in " + db_path);
+    db.remove(name);
     std::string error;
-    auto db = daxsmbd::auth::UserDatabase::load(db_path, &error);
-    if (!db) return fail(db_path + ": " + error);
+    if (!db.save(&error)) return fail(error);
+    return 0;
+}
 
-    if (action == "list") {
-        for (const std::string& n : db->names()) {
-            const daxsmbd::auth::UserRecord* r = db->find(n);
-            std::cout << n;
-            if (r != nullptr) std::cout << "\tuid=" << r->uid << "\tgid=" << r->gid;
-            if (r != nullptr && !r->nt_hash) std::cout << "\tno-password";
-            std::cout << "\n";
-        }
-        return 0;
+// Every entry is a Unix identity the server acts as on disk (README "Identity"): the account of
+// the same name, or the ids given; never uid 0 by default.
+bool new_user_ids(const std::string& name, const Options& opts,
+                  const daxsmbd::server::Config& config, daxsmbd::auth::UserRecord* rec,
+                  std::string* error) {
+    const passwd* pw = getpwnam(name.c_str());
+    if (pw == nullptr && !opts.uid) {
+        *error = "there is no Unix account '" + name +
+                 "': create one (useradd --no-create-home --shell /usr/sbin/nologin " + name +
+                 ") or give the ids the user acts as with --uid N --gid N";
+        return false;
     }
-
-    const std::string& name = words[2];
-    if (!valid_user_name(name, &error)) return fail(error);
-    const daxsmbd::auth::UserRecord* existing = db->find(name);
-
-    if (action == "del") {
-        if (existing == nullptr) return fail("no user '" + name + "' in " + db_path);
-        db->remove(name);
-        if (!db->save(&error)) return fail(error);
-        return 0;
+    if (pw != nullptr) {
+        rec->uid = pw->pw_uid;
+        rec->gid = pw->pw_gid;
     }
-
-    daxsmbd::auth::UserRecord rec;
-    if (action == "add") {
-        if (existing != nullptr)
-            return fail("user '" + existing->name + "' already exists in " + db_path);
-        rec.name = name;
-        // Every entry is a Unix identity the server acts as on disk (README "Identity"): the
-        // account of the same name, or the ids given; never uid 0 by default.
-        const passwd* pw = getpwnam(name.c_str());
-        if (pw == nullptr && !uid)
-            return fail("there is no Unix account '" + name +
-                        "': create one (useradd --no-create-home --shell /usr/sbin/nologin " +
-                        name + ") or give the ids the user acts as with --uid N --gid N");
-        if (pw != nullptr) {
-            rec.uid = pw->pw_uid;
-            rec.gid = pw->pw_gid;
-        }
-        if (uid) {
-            rec.uid = *uid;
-            if (!gid) {
-                // The primary group of the account with that uid, if there is one.
-                const passwd* by_uid = getpwuid(*uid);
-                if (by_uid == nullptr)
-                    return fail("uid " + std::to_string(*uid) +
-                                " has no Unix account to take the group from: give --gid too");
-                rec.gid = by_uid->pw_gid;
+    if (opts.uid) {
+        rec->uid = *opts.uid;
+        if (!opts.gid) {
+            // The primary group of the account with that uid, if there is one.
+            const passwd* by_uid = getpwuid(*opts.uid);
+            if (by_uid == nullptr) {
+                *error = "uid " + std::to_string(*opts.uid) +
+                         " has no Unix account to take the group from: give --gid too";
+                return false;
             }
+            rec->gid = by_uid->pw_gid;
         }
-        if (gid) rec.gid = *gid;
-        if (rec.uid == 0 && !config.global.is_admin_user(name))
-            return fail("'" + name + "' would act as root (uid 0) on disk; list it in 'admin " +
-                        "users' of " + config_path + " to allow that");
-    } else {  // passwd: keep the name as created and the ids
-        if (existing == nullptr) return fail("no user '" + name + "' in " + db_path);
-        rec = *existing;
     }
+    if (opts.gid) rec->gid = *opts.gid;
+    if (rec->uid == 0 && !config.global.is_admin_user(name)) {
+        *error = "'" + name + "' would act as root (uid 0) on disk; list it in 'admin " +
+                 "users' of " + opts.config_path + " to allow that";
+        return false;
+    }
+    return true;
+}
 
+// "add" and "passwd": the record with its new NT hash (or none, with --no-password), saved.
+int store_user(daxsmbd::auth::UserDatabase& db, const std::string& db_path,
+               daxsmbd::auth::UserRecord rec, bool no_password) {
+    std::string error;
     if (no_password) {
         // Kerberos-only: the KDC checks the password; without an NT hash NTLM cannot succeed.
         rec.nt_hash.reset();
@@ -276,10 +284,46 @@ int run(int argc, char** argv) {
         rec.nt_hash = daxsmbd::auth::nt_hash_of_password(*password);
         std::fill(password->begin(), password->end(), '\0');
     }
-    db->set(std::move(rec));
+    db.set(std::move(rec));
     if (!ensure_parent_dir(db_path, &error)) return fail(error);
-    if (!db->save(&error)) return fail(error);
+    if (!db.save(&error)) return fail(error);
     return 0;
+}
+
+int run(int argc, char** argv) {
+    Options opts;
+    if (auto status = parse_command_line(argc, argv, &opts)) return *status;
+    if (auto status = check_command(opts)) return *status;
+    const std::string& action = opts.words[1];
+
+    auto parsed = daxsmbd::server::Config::load(opts.config_path);
+    if (auto* e = std::get_if<daxsmbd::server::Config::ParseError>(&parsed))
+        return fail(e->message);
+    const daxsmbd::server::Config& config = std::get<daxsmbd::server::Config>(parsed);
+    const std::string db_path = config.global.user_database;
+
+    std::string error;
+    auto db = daxsmbd::auth::UserDatabase::load(db_path, &error);
+    if (!db) return fail(db_path + ": " + error);
+
+    if (action == "list") return list_users(*db);
+
+    const std::string& name = opts.words[2];
+    if (!valid_user_name(name, &error)) return fail(error);
+    if (action == "del") return delete_user(*db, name, db_path);
+
+    const daxsmbd::auth::UserRecord* existing = db->find(name);
+    daxsmbd::auth::UserRecord rec;
+    if (action == "add") {
+        if (existing != nullptr)
+            return fail("user '" + existing->name + "' already exists in " + db_path);
+        rec.name = name;
+        if (!new_user_ids(name, opts, config, &rec, &error)) return fail(error);
+    } else {  // passwd: keep the name as created and the ids
+        if (existing == nullptr) return fail("no user '" + name + "' in " + db_path);
+        rec = *existing;
+    }
+    return store_user(*db, db_path, std::move(rec), opts.no_password);
 }
 
 }  // namespace

@@ -272,8 +272,12 @@ Problem set_abs_path(std::string& out, std::string_view key, std::string_view v)
     return std::nullopt;
 }
 
+enum class Section { None, Global, Share };
+
 struct ParseState {
     Config cfg;
+    Section section = Section::None;  // the section the lines being read belong to
+    std::vector<size_t> share_lines;  // header line of each share, parallel to cfg.shares
     size_t min_line = 0;  // where "server min/max protocol" were set, for the min>max message
     size_t max_line = 0;
     size_t methods_line = 0;  // "server auth methods", when given
@@ -741,6 +745,126 @@ const char* dialect_name(Dialect d) {
     }
 }
 
+// One logical line starting at `*pos`: a trailing '\' joins the next physical line (leading
+// whitespace of the continuation is dropped; whitespace before the '\' is kept). Advances `*pos`
+// past it and `*lineno` by the physical lines it took.
+std::string next_logical_line(std::string_view text, size_t* pos, size_t* lineno) {
+    std::string logical;
+    bool continued = true;
+    while (continued && *pos < text.size()) {
+        size_t eol = text.find('\n', *pos);
+        if (eol == std::string_view::npos) eol = text.size();
+        std::string_view phys = text.substr(*pos, eol - *pos);
+        *pos = eol + 1;
+        ++*lineno;
+        if (!phys.empty() && phys.back() == '\r') phys.remove_suffix(1);
+        if (!logical.empty()) {
+            while (!phys.empty() && is_space(phys.front()))
+                phys.remove_prefix(1);
+        }
+        continued = !phys.empty() && phys.back() == '\\';
+        if (continued) phys.remove_suffix(1);
+        logical += phys;
+    }
+    return logical;
+}
+
+Problem parse_section_header(ParseState& st, std::string_view line, size_t first_line) {
+    const size_t close = line.find(']');
+    if (close == std::string_view::npos) return "section header without closing ']'";
+    if (!trim(line.substr(close + 1)).empty()) return "unexpected text after section header";
+    const std::string_view name = trim(line.substr(1, close - 1));
+    if (iequals(name, "global")) {
+        st.section = Section::Global;  // repeated [global] sections add up, as in Samba
+        return std::nullopt;
+    }
+    std::string why;
+    if (!valid_share_name(name, &why)) return why;
+    if (iequals(name, "IPC$")) return "share name IPC$ is reserved (the server provides it)";
+    for (size_t i = 0; i < st.cfg.shares.size(); ++i) {
+        if (iequals(st.cfg.shares[i].name, name))
+            return "duplicate share [" + std::string(name) + "] (first defined at line " +
+                   std::to_string(st.share_lines[i]) + ")";
+    }
+    ShareConfig sh;
+    sh.name = std::string(name);
+    st.cfg.shares.push_back(std::move(sh));
+    st.share_lines.push_back(first_line);
+    st.section = Section::Share;
+    return std::nullopt;
+}
+
+Problem parse_global_key(ParseState& st, std::string_view key, std::string_view value,
+                         const GlobalKey* gk, const ShareKey* sk, size_t first_line) {
+    if (gk == nullptr) {
+        if (sk != nullptr)
+            return "'" + std::string(key) +
+                   "' is a share parameter; set it in a share section, not in [global]";
+        return "unknown parameter '" + std::string(key) + "'";
+    }
+    return gk->set(st, key, value, first_line);
+}
+
+Problem parse_share_key(ParseState& st, std::string_view key, std::string_view value,
+                        const GlobalKey* gk, const ShareKey* sk) {
+    if (sk == nullptr) {
+        if (gk != nullptr)
+            return "'" + std::string(key) + "' is a global parameter; set it in [global]";
+        return "unknown parameter '" + std::string(key) + "'";
+    }
+    return sk->set(st.cfg.shares.back(), key, value);
+}
+
+// The key is looked up in both tables so that a key set in the wrong section is reported as
+// belonging to the other one, the likely mistake, rather than as unknown.
+Problem parse_parameter(ParseState& st, std::string_view line, size_t first_line) {
+    const size_t eq = line.find('=');
+    if (eq == std::string_view::npos) return "expected 'key = value'";
+    const std::string_view key = trim(line.substr(0, eq));
+    const std::string_view value = trim(line.substr(eq + 1));
+    if (key.empty()) return "missing parameter name before '='";
+    const std::string sq = canonical_key(squash(key));
+    const GlobalKey* gk = find_key(kGlobalKeys, sq);
+    const ShareKey* sk = find_key(kShareKeys, sq);
+    switch (st.section) {
+        case Section::None:
+            return "parameter '" + std::string(key) + "' before any [section] header";
+        case Section::Global:
+            return parse_global_key(st, key, value, gk, sk, first_line);
+        case Section::Share:
+            return parse_share_key(st, key, value, gk, sk);
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> check_share_paths(const ParseState& st, std::string_view origin) {
+    for (size_t i = 0; i < st.cfg.shares.size(); ++i) {
+        if (st.cfg.shares[i].path.empty())
+            return where(origin, st.share_lines[i]) + "share [" + st.cfg.shares[i].name +
+                   "] has no 'path' (it is required)";
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> check_protocol_range(const ParseState& st, std::string_view origin) {
+    const GlobalConfig& g = st.cfg.global;
+    if (uint16_t(g.min_protocol) <= uint16_t(g.max_protocol)) return std::nullopt;
+    return where(origin, std::max(st.min_line, st.max_line)) + "server min protocol (" +
+           dialect_name(g.min_protocol) + ") is newer than server max protocol (" +
+           dialect_name(g.max_protocol) + ")";
+}
+
+// A READ or WRITE of "max io size" must fit in one message: its 64-byte header, the 48-byte
+// WRITE body and, with 3.1.1 encryption, the 52-byte TRANSFORM header (MS-SMB2 2.2.41).
+std::optional<std::string> check_message_size(const ParseState& st, std::string_view origin) {
+    const GlobalConfig& g = st.cfg.global;
+    if (!st.message_size_line || g.max_message_size >= uint64_t(g.max_io_size) + 4096)
+        return std::nullopt;
+    return where(origin, st.message_size_line) + "max message size (" +
+           std::to_string(g.max_message_size) + ") must be at least max io size (" +
+           std::to_string(g.max_io_size) + ") + 4096";
+}
+
 // The Kerberos keys fit together: a realm for the default user mapping, a keytab for the
 // method, and the user map file read and parsed (its errors name the map file and line).
 std::optional<std::string> check_kerberos(ParseState& st, std::string_view origin) {
@@ -786,126 +910,23 @@ const ShareConfig* Config::find_share(std::string_view name) const {
 std::variant<Config, Config::ParseError> Config::parse(std::string_view text,
                                                        std::string_view origin) {
     ParseState st;
-    enum class Section { None, Global, Share } section = Section::None;
-    std::vector<size_t> share_lines;  // header line of each share, parallel to st.cfg.shares
-    auto fail = [&](size_t line, const std::string& msg) {
-        return ParseError{where(origin, line) + msg};
-    };
-
     if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte order mark
 
     size_t pos = 0;
     size_t lineno = 0;
     while (pos < text.size()) {
-        // Assemble one logical line: a trailing '\' joins the next physical line (leading
-        // whitespace of the continuation is dropped; whitespace before the '\' is kept).
         const size_t first_line = lineno + 1;
-        std::string logical;
-        bool continued = true;
-        while (continued && pos < text.size()) {
-            size_t eol = text.find('\n', pos);
-            if (eol == std::string_view::npos) eol = text.size();
-            std::string_view phys = text.substr(pos, eol - pos);
-            pos = eol + 1;
-            ++lineno;
-            if (!phys.empty() && phys.back() == '\r') phys.remove_suffix(1);
-            if (!logical.empty()) {
-                while (!phys.empty() && is_space(phys.front()))
-                    phys.remove_prefix(1);
-            }
-            continued = !phys.empty() && phys.back() == '\\';
-            if (continued) phys.remove_suffix(1);
-            logical += phys;
-        }
-
-        std::string_view line = trim(logical);
+        const std::string logical = next_logical_line(text, &pos, &lineno);
+        const std::string_view line = trim(logical);
         if (line.empty() || line.front() == ';' || line.front() == '#') continue;
-
-        if (line.front() == '[') {
-            const size_t close = line.find(']');
-            if (close == std::string_view::npos)
-                return fail(first_line, "section header without closing ']'");
-            if (!trim(line.substr(close + 1)).empty())
-                return fail(first_line, "unexpected text after section header");
-            const std::string_view name = trim(line.substr(1, close - 1));
-            if (iequals(name, "global")) {
-                section = Section::Global;  // repeated [global] sections add up, as in Samba
-                continue;
-            }
-            std::string why;
-            if (!valid_share_name(name, &why)) return fail(first_line, why);
-            if (iequals(name, "IPC$"))
-                return fail(first_line, "share name IPC$ is reserved (the server provides it)");
-            for (size_t i = 0; i < st.cfg.shares.size(); ++i) {
-                if (iequals(st.cfg.shares[i].name, name))
-                    return fail(first_line, "duplicate share [" + std::string(name) +
-                                                "] (first defined at line " +
-                                                std::to_string(share_lines[i]) + ")");
-            }
-            ShareConfig sh;
-            sh.name = std::string(name);
-            st.cfg.shares.push_back(std::move(sh));
-            share_lines.push_back(first_line);
-            section = Section::Share;
-            continue;
-        }
-
-        const size_t eq = line.find('=');
-        if (eq == std::string_view::npos) return fail(first_line, "expected 'key = value'");
-        const std::string_view key = trim(line.substr(0, eq));
-        const std::string_view value = trim(line.substr(eq + 1));
-        if (key.empty()) return fail(first_line, "missing parameter name before '='");
-        const std::string sq = canonical_key(squash(key));
-        const GlobalKey* gk = find_key(kGlobalKeys, sq);
-        const ShareKey* sk = find_key(kShareKeys, sq);
-
-        switch (section) {
-            case Section::None:
-                return fail(first_line,
-                            "parameter '" + std::string(key) + "' before any [section] header");
-            case Section::Global:
-                if (gk == nullptr) {
-                    if (sk != nullptr)
-                        return fail(first_line,
-                                    "'" + std::string(key) +
-                                        "' is a share parameter; set it in a share section, "
-                                        "not in [global]");
-                    return fail(first_line, "unknown parameter '" + std::string(key) + "'");
-                }
-                if (auto p = gk->set(st, key, value, first_line)) return fail(first_line, *p);
-                break;
-            case Section::Share:
-                if (sk == nullptr) {
-                    if (gk != nullptr)
-                        return fail(first_line, "'" + std::string(key) +
-                                                    "' is a global parameter; set it in [global]");
-                    return fail(first_line, "unknown parameter '" + std::string(key) + "'");
-                }
-                if (auto p = sk->set(st.cfg.shares.back(), key, value)) return fail(first_line, *p);
-                break;
-        }
+        const Problem p = line.front() == '[' ? parse_section_header(st, line, first_line)
+                                              : parse_parameter(st, line, first_line);
+        if (p) return ParseError{where(origin, first_line) + *p};
     }
 
-    for (size_t i = 0; i < st.cfg.shares.size(); ++i) {
-        if (st.cfg.shares[i].path.empty())
-            return fail(share_lines[i],
-                        "share [" + st.cfg.shares[i].name + "] has no 'path' (it is required)");
-    }
-    if (uint16_t(st.cfg.global.min_protocol) > uint16_t(st.cfg.global.max_protocol)) {
-        return fail(std::max(st.min_line, st.max_line),
-                    std::string("server min protocol (") +
-                        dialect_name(st.cfg.global.min_protocol) +
-                        ") is newer than server max protocol (" +
-                        dialect_name(st.cfg.global.max_protocol) + ")");
-    }
-    // A READ or WRITE of "max io size" must fit in one message: its 64-byte header, the 48-byte
-    // WRITE body and, with 3.1.1 encryption, the 52-byte TRANSFORM header (MS-SMB2 2.2.41).
-    if (st.message_size_line &&
-        st.cfg.global.max_message_size < uint64_t(st.cfg.global.max_io_size) + 4096)
-        return fail(st.message_size_line,
-                    "max message size (" + std::to_string(st.cfg.global.max_message_size) +
-                        ") must be at least max io size (" +
-                        std::to_string(st.cfg.global.max_io_size) + ") + 4096");
+    if (auto e = check_share_paths(st, origin)) return ParseError{*e};
+    if (auto e = check_protocol_range(st, origin)) return ParseError{*e};
+    if (auto e = check_message_size(st, origin)) return ParseError{*e};
     if (st.cfg.global.netbios_name.empty()) st.cfg.global.netbios_name = default_netbios_name();
     if (auto e = check_kerberos(st, origin)) return ParseError{*e};
     return std::move(st.cfg);
