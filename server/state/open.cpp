@@ -21,29 +21,15 @@ Open::~Open() {
     if (on_close) on_close();
 }
 
-namespace {
-uint32_t random_epoch() {
-    std::random_device rd;
-    uint32_t e = 0;
-    while (e == 0)
-        e = rd();
-    return e;
-}
-}  // namespace
-
-OpenTable::OpenTable() : OpenTable(random_epoch()) {}
+OpenTable::OpenTable() : OpenTable(std::random_device{}()) {}
 OpenTable::OpenTable(uint32_t epoch) : epoch_(uint64_t{epoch == 0 ? 1u : epoch} << 32) {}
 
 void OpenTable::insert(const std::shared_ptr<Open>& open) {
     std::lock_guard lk(mu_);
     uint64_t id = next_++;
-    // A wrapped sequence would reuse a persistent id of this run: move to the next epoch.
-    if (next_persistent_ == 0) {
-        epoch_ += uint64_t{1} << 32;
-        if (epoch_ == 0) epoch_ = uint64_t{1} << 32;
-        next_persistent_ = 1;
-    }
-    open->id = protocol::FileId{epoch_ | next_persistent_++, id};
+    // The epoch is nonzero, so the two halves always differ; unique within the run because the
+    // volatile id is.
+    open->id = protocol::FileId{epoch_ + id, id};
     opens_.emplace(id, open);
     ++per_session_[open->session_id];
 }

@@ -125,9 +125,9 @@ class OpenTable {
     OpenTable();
     explicit OpenTable(uint32_t epoch);
 
-    // Registers an open and assigns its FileId: a volatile id unique in this table, and a
-    // persistent id (epoch << 32 | sequence) that never equals a volatile one and does not repeat
-    // across server starts, so a reconnect naming a handle of an earlier run finds nothing.
+    // Registers an open and assigns its FileId: a volatile id unique in this table, and the
+    // persistent id (epoch << 32) + volatile, which never equals a volatile one and does not
+    // repeat across server starts, so a reconnect naming a handle of an earlier run finds nothing.
     void insert(const std::shared_ptr<Open>& open);
     std::shared_ptr<Open> find(uint64_t volatile_id);
     std::shared_ptr<Open> remove(uint64_t volatile_id);
@@ -145,8 +145,7 @@ class OpenTable {
     std::unordered_map<uint64_t, std::shared_ptr<Open>> opens_;
     std::unordered_map<uint64_t, size_t> per_session_;
     uint64_t next_ = 1;
-    uint64_t epoch_;
-    uint32_t next_persistent_ = 1;
+    uint64_t epoch_;  // epoch << 32
 };
 
 }  // namespace daxsmbd::server
