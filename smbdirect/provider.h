@@ -124,6 +124,8 @@ class QueuePair {
     // Returns when poll() may find something or the connection state changed (disconnected());
     // spurious returns are allowed. Waits on the loop the queue pair was created for.
     virtual asio::awaitable<void> wait() = 0;
+    // Makes a wait() in progress return now (the connection is being closed).
+    virtual void interrupt_wait() = 0;
     // The peer disconnected, the device went away, or disconnect() was called. Work posted
     // afterwards fails; work in flight completes with errors (flushed).
     virtual bool disconnected() const = 0;

@@ -1,0 +1,280 @@
+#include "smbdirect/emulated_provider.h"
+
+#include <cstring>
+
+namespace daxsmbd::smbdirect {
+
+namespace {
+
+class EmulatedRegion final : public MemoryRegion {
+  public:
+    EmulatedRegion(std::shared_ptr<EmulatedDomain> d, uint32_t key)
+        : domain_(std::move(d)), key_(key) {}
+    ~EmulatedRegion() override { domain_->forget(key_); }
+
+  private:
+    std::shared_ptr<EmulatedDomain> domain_;
+    uint32_t key_;
+};
+
+Completion completion(uint64_t wr_id, Completion::Op op) {
+    Completion c;
+    c.wr_id = wr_id;
+    c.op = op;
+    return c;
+}
+
+}  // namespace
+
+std::unique_ptr<MemoryRegion> EmulatedDomain::register_memory(void* addr, size_t length,
+                                                              unsigned access_bits,
+                                                              std::string* why) {
+    if (!refuse_.empty() && !(access_bits & access::kOnDemand && on_demand_paging_)) {
+        if (why) *why = refuse_;
+        return nullptr;
+    }
+    if ((access_bits & access::kOnDemand) && !on_demand_paging_) {
+        if (why) *why = "EINVAL";
+        return nullptr;
+    }
+    const uint32_t key = next_key_++;
+    regions[key] = Entry{static_cast<std::byte*>(addr), length, access_bits, true};
+    auto r = std::make_unique<EmulatedRegion>(shared_from_this(), key);
+    r->addr = static_cast<std::byte*>(addr);
+    r->length = length;
+    r->lkey = r->rkey = key;
+    return r;
+}
+
+struct EmulatedQueuePair::Link {
+    EmulatedQueuePair* side[2] = {nullptr, nullptr};
+    bool down = false;
+};
+
+QueuePairCaps EmulatedQueuePair::default_caps() {
+    QueuePairCaps c;
+    c.max_send_wr = 512;
+    c.max_recv_wr = 512;
+    c.max_send_sge = 4;
+    c.max_rdma_read_outstanding = 8;
+    c.max_rdma_size = 1u << 20;
+    return c;
+}
+
+std::pair<std::unique_ptr<EmulatedQueuePair>, std::unique_ptr<EmulatedQueuePair>>
+EmulatedQueuePair::make_pair(boost::asio::any_io_executor a, boost::asio::any_io_executor b,
+                             QueuePairCaps caps) {
+    auto link = std::make_shared<Link>();
+    std::unique_ptr<EmulatedQueuePair> qa(new EmulatedQueuePair(link, 0, std::move(a), caps));
+    std::unique_ptr<EmulatedQueuePair> qb(new EmulatedQueuePair(link, 1, std::move(b), caps));
+    return {std::move(qa), std::move(qb)};
+}
+
+EmulatedQueuePair::EmulatedQueuePair(std::shared_ptr<Link> link, int side,
+                                     boost::asio::any_io_executor ex, QueuePairCaps caps)
+    : link_(std::move(link)),
+      side_(side),
+      caps_(caps),
+      peer_(side == 0 ? "emulated-passive" : "emulated-active") {
+    event_.emplace(std::move(ex));
+    link_->side[side_] = this;
+}
+
+EmulatedQueuePair::~EmulatedQueuePair() {
+    link_->side[side_] = nullptr;
+    if (!link_->down) {
+        link_->down = true;
+        if (auto* o = other()) o->fail_connection("peer destroyed its queue pair");
+    }
+}
+
+EmulatedQueuePair* EmulatedQueuePair::other() const {
+    return link_->side[1 - side_];
+}
+
+void EmulatedQueuePair::complete(Completion c) {
+    completions_.push_back(std::move(c));
+    event_->notify();
+}
+
+asio::awaitable<Status> EmulatedQueuePair::accept() {
+    if (link_->down) co_return Error(NtStatus::ConnectionDisconnected);
+    co_return Status{};
+}
+
+bool EmulatedQueuePair::disconnected() const {
+    return link_->down;
+}
+
+void EmulatedQueuePair::fail_connection(std::string why) {
+    // Both ends go to error: what is posted is flushed.
+    link_->down = true;
+    for (auto* q : link_->side) {
+        if (!q) continue;
+        while (!q->receives_.empty()) {
+            Completion c;
+            c.wr_id = q->receives_.front().first;
+            c.op = Completion::Op::Receive;
+            c.ok = false;
+            c.error = "flushed: " + why;
+            q->receives_.pop_front();
+            q->completions_.push_back(std::move(c));
+        }
+        q->event_->notify();
+    }
+}
+
+void EmulatedQueuePair::disconnect() {
+    if (!link_->down) fail_connection("disconnected");
+}
+
+std::optional<size_t> EmulatedQueuePair::check_local(std::span<const LocalSegment> segs,
+                                                     bool write) const {
+    if (segs.size() > caps_.max_send_sge) return std::nullopt;
+    size_t n = 0;
+    for (auto& s : segs) {
+        auto it = domain_->regions.find(s.lkey);
+        if (it == domain_->regions.end() || !it->second.valid) return std::nullopt;
+        auto& e = it->second;
+        if (write && !(e.access & access::kLocalWrite)) return std::nullopt;
+        if (s.addr < e.addr || s.length > e.length || size_t(s.addr - e.addr) > e.length - s.length)
+            return std::nullopt;
+        n += s.length;
+    }
+    return n;
+}
+
+std::byte* EmulatedQueuePair::remote(uint64_t addr, uint32_t rkey, size_t len, unsigned need) {
+    auto* o = other();
+    if (!o) return nullptr;
+    auto it = o->domain_->regions.find(rkey);
+    if (it == o->domain_->regions.end() || !it->second.valid) return nullptr;
+    auto& e = it->second;
+    if (!(e.access & need)) return nullptr;
+    auto base = uint64_t(reinterpret_cast<uintptr_t>(e.addr));
+    if (addr < base || len > e.length || addr - base > e.length - len) return nullptr;
+    return e.addr + (addr - base);
+}
+
+Status EmulatedQueuePair::post_receive(uint64_t wr_id, LocalSegment into) {
+    if (link_->down) return Error(NtStatus::ConnectionDisconnected);
+    if (receives_.size() >= caps_.max_recv_wr) return Error(NtStatus::InsufficientResources);
+    if (!check_local(std::span(&into, 1), true)) return Error(NtStatus::InvalidParameter);
+    receives_.emplace_back(wr_id, into);
+    max_posted_ = std::max(max_posted_, receives_.size());
+    return {};
+}
+
+Status EmulatedQueuePair::post_send(uint64_t wr_id, std::span<const LocalSegment> from,
+                                    std::optional<uint32_t> invalidate_rkey) {
+    if (link_->down) return Error(NtStatus::ConnectionDisconnected);
+    auto len = check_local(from, false);
+    if (!len) return Error(NtStatus::InvalidParameter);
+    auto* o = other();
+    Completion mine = completion(wr_id, Completion::Op::Send);
+    if (!o || o->receives_.empty()) {
+        // No receive posted at the peer: the sender had no credit (MS-SMBD 3.1.5.1).
+        ++failed_sends_;
+        mine.ok = false;
+        mine.error = "receiver not ready: no receive posted";
+        complete(std::move(mine));
+        fail_connection("send without a posted receive");
+        return {};
+    }
+    auto [rid, seg] = o->receives_.front();
+    o->receives_.pop_front();
+    Completion theirs = completion(rid, Completion::Op::Receive);
+    if (*len > seg.length) {
+        mine.ok = theirs.ok = false;
+        mine.error = theirs.error = "message longer than the posted receive";
+        complete(std::move(mine));
+        o->complete(std::move(theirs));
+        fail_connection("receive overrun");
+        return {};
+    }
+    size_t at = 0;
+    for (auto& s : from) {
+        std::memcpy(seg.addr + at, s.addr, s.length);
+        at += s.length;
+    }
+    theirs.byte_len = uint32_t(*len);
+    if (invalidate_rkey) {
+        auto it = o->domain_->regions.find(*invalidate_rkey);
+        if (it == o->domain_->regions.end() || !it->second.valid) {
+            mine.ok = theirs.ok = false;
+            mine.error = theirs.error = "invalidate of an unknown or invalid rkey";
+            complete(std::move(mine));
+            o->complete(std::move(theirs));
+            fail_connection("bad remote invalidate");
+            return {};
+        }
+        it->second.valid = false;
+        theirs.invalidated_rkey = *invalidate_rkey;
+    }
+    complete(std::move(mine));
+    o->complete(std::move(theirs));
+    return {};
+}
+
+Status EmulatedQueuePair::post_write(uint64_t wr_id, std::span<const LocalSegment> from,
+                                     uint64_t remote_addr, uint32_t rkey) {
+    if (link_->down) return Error(NtStatus::ConnectionDisconnected);
+    auto len = check_local(from, false);
+    if (!len) return Error(NtStatus::InvalidParameter);
+    Completion mine = completion(wr_id, Completion::Op::Write);
+    std::byte* dst = *len > caps_.max_rdma_size
+                         ? nullptr
+                         : remote(remote_addr, rkey, *len, access::kRemoteWrite);
+    if (!dst) {
+        mine.ok = false;
+        mine.error = "remote access error";
+        complete(std::move(mine));
+        fail_connection("RDMA WRITE outside a remote region");
+        return {};
+    }
+    for (auto& s : from) {
+        std::memcpy(dst, s.addr, s.length);
+        dst += s.length;
+    }
+    complete(std::move(mine));
+    return {};
+}
+
+Status EmulatedQueuePair::post_read(uint64_t wr_id, std::span<const LocalSegment> into,
+                                    uint64_t remote_addr, uint32_t rkey) {
+    if (link_->down) return Error(NtStatus::ConnectionDisconnected);
+    auto len = check_local(into, true);
+    if (!len) return Error(NtStatus::InvalidParameter);
+    Completion mine = completion(wr_id, Completion::Op::Read);
+    const std::byte* src =
+        *len > caps_.max_rdma_size ? nullptr : remote(remote_addr, rkey, *len, access::kRemoteRead);
+    if (!src) {
+        mine.ok = false;
+        mine.error = "remote access error";
+        complete(std::move(mine));
+        fail_connection("RDMA READ outside a remote region");
+        return {};
+    }
+    for (auto& s : into) {
+        std::memcpy(s.addr, src, s.length);
+        src += s.length;
+    }
+    complete(std::move(mine));
+    return {};
+}
+
+size_t EmulatedQueuePair::poll(std::span<Completion> out) {
+    size_t n = 0;
+    while (n < out.size() && !completions_.empty()) {
+        out[n++] = std::move(completions_.front());
+        completions_.pop_front();
+    }
+    return n;
+}
+
+asio::awaitable<void> EmulatedQueuePair::wait() {
+    if (!completions_.empty() || link_->down) co_return;
+    co_await event_->wait();
+}
+
+}  // namespace daxsmbd::smbdirect

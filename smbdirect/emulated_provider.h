@@ -1,0 +1,115 @@
+// An RDMA provider emulated in process (smbdirect/provider.h), for tests on machines without an
+// RDMA device: two queue pairs joined back to back, each with its own protection domain. Sends
+// land in the peer's posted receives, RDMA READ and WRITE copy from and to the peer's registered
+// regions, Send with Invalidate invalidates the named region of the receiver.
+//
+// Stricter than a device where that finds bugs: a send that finds no posted receive is an error
+// that breaks the connection (a real RC queue pair would retry; here it means the sender used a
+// credit the receiver never granted), every local segment must lie inside a region of the own
+// domain with the right lkey, and every remote access is checked against the region's rkey,
+// bounds, access bits and validity.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "smbdirect/event.h"
+#include "smbdirect/provider.h"
+
+namespace daxsmbd::smbdirect {
+
+class EmulatedDomain final : public ProtectionDomain,
+                             public std::enable_shared_from_this<EmulatedDomain> {
+  public:
+    std::unique_ptr<MemoryRegion> register_memory(void* addr, size_t length, unsigned access_bits,
+                                                  std::string* why) override;
+    bool on_demand_paging() const override { return on_demand_paging_; }
+    std::string device_name() const override { return "emulated"; }
+
+    // Test knobs: refuse registrations (as fsdax memory without ODP is refused), offer ODP.
+    void refuse_registrations(std::string why) { refuse_ = std::move(why); }
+    void set_on_demand_paging(bool on) { on_demand_paging_ = on; }
+
+    struct Entry {
+        std::byte* addr;
+        size_t length;
+        unsigned access;
+        bool valid;
+    };
+    // Registered regions by key (lkey == rkey here).
+    std::map<uint32_t, Entry> regions;
+    void forget(uint32_t key) { regions.erase(key); }
+    size_t registrations() const { return regions.size(); }
+
+  private:
+    uint32_t next_key_ = 0x100;
+    std::string refuse_;
+    bool on_demand_paging_ = false;
+};
+
+class EmulatedQueuePair final : public QueuePair {
+  public:
+    // Two connected queue pairs; each runs on the executor given (set_executor may move the
+    // passive one to another loop before first use).
+    static std::pair<std::unique_ptr<EmulatedQueuePair>, std::unique_ptr<EmulatedQueuePair>>
+    make_pair(boost::asio::any_io_executor a, boost::asio::any_io_executor b,
+              QueuePairCaps caps = default_caps());
+    static QueuePairCaps default_caps();
+    ~EmulatedQueuePair() override;
+
+    asio::awaitable<Status> accept() override;
+    Status post_receive(uint64_t wr_id, LocalSegment into) override;
+    Status post_send(uint64_t wr_id, std::span<const LocalSegment> from,
+                     std::optional<uint32_t> invalidate_rkey) override;
+    Status post_write(uint64_t wr_id, std::span<const LocalSegment> from, uint64_t remote_addr,
+                      uint32_t rkey) override;
+    Status post_read(uint64_t wr_id, std::span<const LocalSegment> into, uint64_t remote_addr,
+                     uint32_t rkey) override;
+    size_t poll(std::span<Completion> out) override;
+    asio::awaitable<void> wait() override;
+    void interrupt_wait() override { event_->notify(); }
+    bool disconnected() const override;
+    void disconnect() override;
+    const QueuePairCaps& caps() const override { return caps_; }
+    ProtectionDomain& domain() override { return *domain_; }
+    EmulatedDomain& emulated_domain() { return *domain_; }
+    std::string peer() const override { return peer_; }
+    std::string peer_address() const override { return "emulated"; }
+
+    void set_executor(boost::asio::any_io_executor ex) { event_.emplace(std::move(ex)); }
+    // What a test inspects: receives posted now, sends that found no receive.
+    size_t posted_receives() const { return receives_.size(); }
+    size_t failed_sends() const { return failed_sends_; }
+    // The most receives that were ever posted at once.
+    size_t max_posted_receives() const { return max_posted_; }
+
+  private:
+    struct Link;
+    EmulatedQueuePair(std::shared_ptr<Link> link, int side, boost::asio::any_io_executor ex,
+                      QueuePairCaps caps);
+    EmulatedQueuePair* other() const;
+    void complete(Completion c);
+    // Local segments inside own regions with the right lkey; their total length.
+    std::optional<size_t> check_local(std::span<const LocalSegment> segs, bool write) const;
+    std::byte* remote(uint64_t addr, uint32_t rkey, size_t len, unsigned need);
+    void fail_connection(std::string why);
+
+    std::shared_ptr<Link> link_;
+    int side_;
+    std::optional<Event> event_;
+    QueuePairCaps caps_;
+    // Shared with the regions registered in it, which may outlive the queue pair.
+    std::shared_ptr<EmulatedDomain> domain_ = std::make_shared<EmulatedDomain>();
+    std::deque<std::pair<uint64_t, LocalSegment>> receives_;
+    std::deque<Completion> completions_;
+    size_t failed_sends_ = 0;
+    size_t max_posted_ = 0;
+    std::string peer_;
+};
+
+}  // namespace daxsmbd::smbdirect
