@@ -314,6 +314,26 @@ const GlobalKey kGlobalKeys[] = {
          st.cfg.global.smb_ports = std::move(ports);
          return std::nullopt;
      }},
+    {"serversmbtransports",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto items = split_list(v);
+         if (!items || items->empty()) return bad_value(key, v, "tcp, rdma or both");
+         bool tcp = false, rdma = false;
+         for (const auto& it : *items) {
+             std::string t = it;
+             for (auto& c : t)
+                 c = char(std::tolower(static_cast<unsigned char>(c)));
+             if (t == "tcp")
+                 tcp = true;
+             else if (t == "rdma")
+                 rdma = true;
+             else
+                 return bad_value(key, it, "tcp or rdma (quic and nbt are not offered)");
+         }
+         st.cfg.global.transport_tcp = tcp;
+         st.cfg.global.transport_rdma = rdma;
+         return std::nullopt;
+     }},
     {"interfaces",
      [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
          auto items = split_list(v);

@@ -71,6 +71,10 @@ struct ShareConfig {
 struct GlobalConfig {
     std::vector<uint16_t> smb_ports{445};  // "smb ports" (space separated)
     std::vector<std::string> interfaces;   // "interfaces": addresses to listen on; empty = all
+    // "server smb transports" (Samba's key): tcp (Direct TCP on "smb ports") and rdma (SMB
+    // Direct on every RDMA device's address: port 445 for RoCE/InfiniBand, 5445 for iWARP).
+    bool transport_tcp = true;
+    bool transport_rdma = false;
     protocol::Dialect min_protocol = protocol::Dialect::Smb202;  // "server min protocol"
     protocol::Dialect max_protocol = protocol::Dialect::Smb311;  // "server max protocol"
     SigningPolicy signing = SigningPolicy::Auto;                 // "server signing"

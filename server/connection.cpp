@@ -25,7 +25,9 @@ Connection::Connection(Server& s, asio::any_io_executor ex, std::unique_ptr<Tran
       last_activity_(std::chrono::steady_clock::now()),
       created_(last_activity_),
       watchdog_timer_(ex),
-      reader_wake_(Wakeup::make(ex)) {}
+      reader_wake_(Wakeup::make(ex)) {
+    rdma = transport->rdma();
+}
 
 Connection::~Connection() = default;
 
@@ -264,7 +266,13 @@ asio::awaitable<void> Connection::flush(FrameState& fs) {
     for (auto& el : out)
         frags.push_back(Bytes(el.bytes));
     Payload tail = std::move(out.back().data);
-    Status st = co_await transport->send(frags, tail);
+    // One token per message (Send with Invalidate carries one); a compound with two RDMA
+    // READs or WRITEs leaves the others to the client, which then invalidates them itself.
+    std::optional<uint32_t> token;
+    for (auto& el : out)
+        if (el.invalidate_token && !token) token = el.invalidate_token;
+    Status st = token ? co_await transport->send_invalidating(frags, tail, *token)
+                      : co_await transport->send(frags, tail);
     out.clear();
     if (!st) close("send failed");
 }
@@ -818,6 +826,7 @@ void Connection::respond(FrameState& fs, RequestContext& ctx, const HandlerInfo&
     }
     choose_encryption(el, ctx, fs);
     el.on_response = std::move(ctx.on_response);
+    el.invalidate_token = ctx.invalidate_token;
     fs.out.push_back(std::move(el));
 }
 

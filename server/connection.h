@@ -67,6 +67,8 @@ class Connection final : public ConnectionState, public std::enable_shared_from_
         std::shared_ptr<auth::SessionEncryption> encrypt_with;
         uint64_t encrypt_session_id = 0;
         std::function<void(protocol::Bytes)> on_response;
+        // The client's memory token this response invalidates (RequestContext::invalidate_token).
+        std::optional<uint32_t> invalidate_token;
     };
     struct ChainState {
         bool valid = false;

@@ -32,6 +32,7 @@ namespace asio = boost::asio;
 class Server;
 class RequestContext;
 class Connection;
+class RdmaChannel;
 namespace io {
 class Engine;  // server/io/uring_engine.h
 }
@@ -97,6 +98,8 @@ class ConnectionState {
     const ConnectionLog log;
     // The io_uring engine of this connection's event loop (set by the server at accept).
     io::Engine* io_engine = nullptr;
+    // The RDMA transfers of an SMB Direct connection (server/transport.h); null on TCP.
+    RdmaChannel* rdma = nullptr;
     // The peer's address and port, for log lines.
     const std::string& peer() const { return peer_; }
     // The address only, for per-address limits and the logon throttle.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <random>
 
@@ -255,7 +256,22 @@ bool Server::start(std::string* error) {
     return true;
 }
 
+void Server::add_listener(std::unique_ptr<Listener> listener) {
+    // On loop 0, where the other listeners' accept loops run.
+    asio::post(*loops_[0], [this, l = std::move(listener)]() mutable {
+        listeners_.push_back(std::move(l));
+        asio::co_spawn(*loops_[0], accept_loop(*listeners_.back()), asio::detached);
+    });
+}
+
+std::vector<std::pair<std::string, uint64_t>> Server::rdma_addresses() const {
+    std::lock_guard lk(rdma_mu_);
+    return rdma_addresses_;
+}
+
 bool Server::open_listeners(std::string* error) {
+    if (config_.global.transport_rdma) open_rdma_listeners();
+    if (!config_.global.transport_tcp) return true;
     std::vector<std::string> addrs = config_.global.interfaces;
     if (addrs.empty()) addrs = {"0.0.0.0", "::"};
     for (auto port : config_.global.smb_ports) {

@@ -29,7 +29,9 @@
 #include "server/state/open.h"
 #include "server/state/session.h"
 #include "server/state/share.h"
+#include "server/smbd_transport.h"
 #include "server/transport.h"
+#include "smbdirect/smbd_connection.h"
 
 namespace daxsmbd::server {
 
@@ -103,6 +105,10 @@ class Server {
     // nothing). Lock order, outermost first: OpenTable, FileTable, LockTable; BufferPool's lock
     // is a leaf. `buffers` is declared first: everything below may hold its buffers.
     BufferPool buffers;
+    // SMB Direct: the pool's slabs registered with each RDMA device (server/smbd_transport.h),
+    // and the counters of every SMB Direct connection.
+    RdmaRegistrations rdma_memory{buffers};
+    smbdirect::SmbdCounters smbd_counters;
 
   private:
     // Before the opens, whose change-notify entries it serves.
@@ -131,11 +137,19 @@ class Server {
     // Channels on other connections notice at their next request (USER_SESSION_DELETED).
     void end_session(Session& s);
     BackpressureStats& backpressure() { return backpressure_; }
+    // Accepts connections on one more listener (tests: SMB Direct over the emulated provider).
+    // After start().
+    void add_listener(std::unique_ptr<Listener> listener);
+    // The addresses with an SMB Direct listener (FSCTL_QUERY_NETWORK_INTERFACE_INFO marks
+    // them RDMA capable), with their link speed in bits/s.
+    std::vector<std::pair<std::string, uint64_t>> rdma_addresses() const;
 
   private:
     asio::awaitable<void> accept_loop(Listener& listener);
     void admit_connection(std::unique_ptr<Transport> transport, size_t loop);
     bool open_listeners(std::string* error);
+    // "server smb transports = rdma": SMB Direct listeners (server/rdma_listeners.cpp).
+    void open_rdma_listeners();
     void schedule_dax_sweep();
     void reload_users_if_changed();
     bool setup_dax(Share& share, std::string* error);
@@ -158,6 +172,8 @@ class Server {
     std::atomic<uint64_t> next_connection_id_{1};
     asio::thread_pool pool_{4};
     uint16_t bound_port_ = 0;
+    mutable std::mutex rdma_mu_;
+    std::vector<std::pair<std::string, uint64_t>> rdma_addresses_;
 
     std::mutex conn_mu_;
     std::map<std::string, size_t> connections_per_address_;

@@ -31,6 +31,11 @@ std::optional<std::array<uint8_t, 4>> direct_tcp_header(size_t length) {
 
 }  // namespace
 
+asio::awaitable<Status> Transport::send_invalidating(std::span<const protocol::Bytes> fragments,
+                                                     Payload& tail, uint32_t) {
+    co_return co_await send(fragments, tail);
+}
+
 asio::awaitable<Status> Transport::send(std::span<const protocol::Bytes> fragments) {
     Payload none;
     co_return co_await send(fragments, none);

@@ -17,10 +17,31 @@
 #include "server/buffer_pool.h"
 #include "server/io/splice_pipe.h"
 #include "server/payload.h"
+#include "smbdirect/smbd_codec.h"
 
 namespace daxsmbd::server {
 
 namespace asio = boost::asio;
+
+// The one-sided transfers of an RDMA transport (MS-SMBD 3.1.4.5, 3.1.4.6) for READ and WRITE
+// requests whose Channel names RDMA (MS-SMB2 3.3.5.12, 3.3.5.13): the client's buffers, named
+// by the request's buffer descriptors, are written or read by the server.
+class RdmaChannel {
+  public:
+    virtual ~RdmaChannel() = default;
+    // RDMA WRITE of all of `data` (Memory, or Mapped when carried) into the client's buffers
+    // `to`, which describe at least data.size() bytes; done when the data is placed.
+    virtual asio::awaitable<Status> push(std::span<const smbdirect::BufferDescriptorV1> to,
+                                         const Payload& data) = 0;
+    // RDMA READ of `length` bytes from the client's buffers `from` into a pool buffer.
+    virtual asio::awaitable<Result<PoolBuffer>> pull(
+        std::span<const smbdirect::BufferDescriptorV1> from, size_t length) = 0;
+    // The payload kinds push() takes (Memory always; Mapped where the DAX mapping is
+    // registered for RDMA).
+    virtual PayloadKinds push_kinds() const { return PayloadKind::Memory; }
+    // The largest READ or WRITE by RDMA the connection negotiated (MS-SMBD MaxReadWriteSize).
+    virtual uint32_t max_read_write_size() const = 0;
+};
 
 class Transport {
   public:
@@ -39,6 +60,13 @@ class Transport {
                                          Payload& tail) = 0;
     // A message without a payload.
     asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments);
+    // send() that also invalidates the client's memory token `token` (SMB Direct: Send with
+    // Invalidate, for READ and WRITE with SMB2_CHANNEL_RDMA_V1_INVALIDATE, MS-SMB2 3.3.5.12);
+    // a transport without tokens just sends.
+    virtual asio::awaitable<Status> send_invalidating(std::span<const protocol::Bytes> fragments,
+                                                      Payload& tail, uint32_t token);
+    // The RDMA transfers of this transport; null for a transport without RDMA.
+    virtual RdmaChannel* rdma() { return nullptr; }
     virtual std::string peer() const = 0;
     virtual std::string peer_address() const = 0;  // address only, for per-address limits
     virtual void close() = 0;

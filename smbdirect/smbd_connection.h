@@ -43,6 +43,10 @@ struct SmbdCounters {
     std::atomic<uint64_t> rdma_write_bytes{0};
     std::atomic<uint64_t> send_invalidates{0};
     std::atomic<uint64_t> keepalives{0};
+    // RDMA bytes moved through registered pool buffers, and straight from or into a DAX
+    // mapping (counted by the transport, which knows the memory).
+    std::atomic<uint64_t> bounce_bytes{0};
+    std::atomic<uint64_t> direct_bytes{0};
     std::atomic<uint64_t> disconnects_on_error{0};
 };
 

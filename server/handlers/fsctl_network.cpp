@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include <arpa/inet.h>
+
 #include "protocol/negotiate.h"
 #include "server/connection_state.h"
 #include "server/handlers/fsctl.h"
@@ -71,6 +73,18 @@ asio::awaitable<NtStatus> query_network_interface_info(RequestContext& ctx,
         co_return NtStatus::NotSupported;
     const auto& listen = ctx.server.config().global.interfaces;
     auto list = co_await ctx.blocking([&listen] { return query_network_interfaces(listen); });
+    // RDMA_CAPABLE only where an SMB Direct listener is, with the RDMA port's link speed.
+    const auto rdma = ctx.server.rdma_addresses();
+    for (auto& e : list) {
+        char text[INET6_ADDRSTRLEN] = {};
+        const int af = e.family == sockaddr_family::kInterNetwork ? AF_INET : AF_INET6;
+        if (!inet_ntop(af, e.address.data(), text, sizeof text)) continue;
+        for (const auto& [addr, speed] : rdma)
+            if (addr == text) {
+                e.capability |= interface_capability::kRdmaCapable;
+                if (speed) e.link_speed = speed;
+            }
+    }
     ByteVector out;
     ByteWriter w(out);
     NetworkInterfaceInfo::encode_list(w, list);

@@ -92,6 +92,9 @@ class RequestContext {
     // which the dispatcher sets for a command that returns data (HandlerInfo::returns_data).
     Payload reply_data;
     PayloadKinds reply_data_kinds = PayloadKind::Memory;
+    // The client's memory token the response invalidates (SMB2_CHANNEL_RDMA_V1_INVALIDATE:
+    // the first buffer descriptor's, MS-SMB2 3.3.5.12/3.3.5.13), sent as Send with Invalidate.
+    std::optional<uint32_t> invalidate_token;
     // Called with the final response message bytes (after signing), e.g. for the preauth hash.
     std::function<void(protocol::Bytes)> on_response;
     // Sign this response even if the dispatcher would not (final SESSION_SETUP, 3.3.5.5.3).

@@ -12,6 +12,8 @@
 #include "server/buffer_pool.h"
 #include "server/connection_state.h"
 #include "server/handlers/handlers.h"
+#include "server/handlers/rdma_transfer.h"
+#include "server/transport.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
@@ -69,10 +71,20 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
 
     // MS-SMB2 3.3.5.12: Length above MaxReadSize.
     if (req->length > ctx.conn.state.max_read_size) co_return NtStatus::InvalidParameter;
-    // RDMA channels need an RDMA connection, which this transport is not.
-    if (req->channel != channel::kNone) co_return NtStatus::InvalidParameter;
+    // MS-SMB2 3.3.5.12: an RDMA channel names the client's buffers the data is written into.
+    std::optional<RdmaTransfer> rdma;
+    if (req->channel != channel::kNone) {
+        auto t = rdma_transfer(ctx, req->channel, req->channel_info, req->length);
+        if (!t) co_return t.status();
+        rdma = std::move(*t);
+        // Also when the READ fails: the client relies on the server to invalidate.
+        if (rdma->invalidate) ctx.invalidate_token = rdma->buffers[0].token;
+    }
 
-    if (open->local.pipe) co_return co_await read_pipe(ctx, open, *req);
+    if (open->local.pipe) {
+        if (rdma) co_return NtStatus::InvalidParameter;  // pipe data is small: inline
+        co_return co_await read_pipe(ctx, open, *req);
+    }
 
     // A directory has no data stream to read (Windows and Samba: INVALID_DEVICE_REQUEST, even
     // for zero bytes; smbtorture smb2.read.dir).
@@ -115,12 +127,29 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     // The data path lends the cheapest form the response can carry: on a buffered block path a
     // large read goes page cache -> pipe -> transport when nothing needs the bytes here (Samba's
     // "use sendfile"); anything else is read into a pool buffer.
-    auto lent = co_await data->lend(ctx.caller(*open), req->length, offset, ctx.reply_data_kinds,
+    // Over RDMA the data goes out in what the RDMA channel writes from (registered memory).
+    const PayloadKinds kinds = rdma ? ctx.conn.rdma->push_kinds() : ctx.reply_data_kinds;
+    auto lent = co_await data->lend(ctx.caller(*open), req->length, offset, kinds,
                                     ctx.server.buffers);
     if (!lent) co_return failed(lent.status());
     const size_t bytes = lent->size();
     // At or past the end of file nothing is read: END_OF_FILE (MS-FSA 2.1.5.2).
     if (bytes == 0 || bytes < req->minimum_count) co_return NtStatus::EndOfFile;
+    if (rdma) {
+        // MS-SMB2 3.3.5.12: RDMA WRITE into the client's buffers, then a response without data
+        // whose DataRemaining says how much was written.
+        auto to = smbdirect::select_range(rdma->buffers, 0, bytes);
+        if (!to) co_return NtStatus::InvalidParameter;
+        if (auto st = co_await ctx.conn.rdma->push(*to, *lent); !st) co_return failed(st.status());
+        {
+            std::lock_guard lk(open->mu);
+            open->local.position = offset + bytes;
+        }
+        resp.data_remaining = uint32_t(bytes);
+        resp.serialize_without_data(ctx.body(), 0);
+        ctx.body().u8(0);
+        co_return NtStatus::Success;
+    }
     ctx.reply_data = std::move(*lent);
 
     {

@@ -14,6 +14,8 @@
 #include "server/connection_state.h"
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
+#include "server/handlers/rdma_transfer.h"
+#include "server/transport.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
@@ -66,13 +68,26 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     std::shared_ptr<Open> open = *found;
     const Dialect dialect = ctx.dialect();
 
-    // MS-SMB2 3.3.5.13: Length above MaxWriteSize; RDMA channels need an RDMA connection;
-    // inline data starts right after the 48-byte body (DataOffset at most 0x100).
+    // MS-SMB2 3.3.5.13: Length above MaxWriteSize; inline data starts right after the 48-byte
+    // body (DataOffset at most 0x100).
     if (req->length > ctx.conn.state.max_write_size) co_return NtStatus::InvalidParameter;
-    if (req->channel != channel::kNone) co_return NtStatus::InvalidParameter;
     if (req->length > 0 && req->data_offset > 0x100) co_return NtStatus::InvalidParameter;
+    // An RDMA channel: the data is read from the client's buffers, RemainingBytes of it, and
+    // nothing comes inline (MS-SMB2 3.3.5.13).
+    std::optional<RdmaTransfer> rdma;
+    if (req->channel != channel::kNone) {
+        if (req->length != 0) co_return NtStatus::InvalidParameter;
+        if (req->remaining_bytes > ctx.conn.state.max_write_size)
+            co_return NtStatus::InvalidParameter;
+        auto t = rdma_transfer(ctx, req->channel, req->channel_info, req->remaining_bytes);
+        if (!t) co_return t.status();
+        rdma = std::move(*t);
+        if (rdma->invalidate) ctx.invalidate_token = rdma->buffers[0].token;
+        req->length = req->remaining_bytes;
+    }
 
     if (open->local.pipe) {
+        if (rdma) co_return NtStatus::InvalidParameter;  // pipe messages are small: inline
         // MS-SMB2 3.3.5.13: write-through / unbuffered are meaningless on a pipe (3.x).
         if (is_smb3(dialect) &&
             (req->flags & (write_flags::kWriteThrough | write_flags::kWriteUnbuffered)))
@@ -148,6 +163,15 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
                 [fd, cur, offset] { return gap_exceeds_free_space(fd, cur, offset); });
             if (full) co_return errno_to_status(ENOSPC);
         }
+    }
+    PoolBuffer pulled;
+    if (rdma) {
+        auto from = smbdirect::select_range(rdma->buffers, 0, req->length);
+        if (!from) co_return NtStatus::InvalidParameter;
+        auto got = co_await ctx.conn.rdma->pull(*from, req->length);
+        if (!got) co_return got.status();
+        pulled = std::move(*got);
+        req->data = Bytes(pulled.span());
     }
     auto w = co_await data->write(ctx.caller(*open), req->data, offset, mode);
     if (!w) {

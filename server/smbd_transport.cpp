@@ -1,0 +1,161 @@
+#include "server/smbd_transport.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "server/log.h"
+
+namespace daxsmbd::server {
+
+using protocol::Bytes;
+
+std::optional<smbdirect::LocalSegment> RdmaRegistrations::segment(smbdirect::ProtectionDomain& pd,
+                                                                  std::byte* p, size_t len) {
+    const int slab = pool_.slab_of(p, len);
+    if (slab < 0) return std::nullopt;
+    std::lock_guard lk(mu_);
+    auto& v = slabs_[&pd];
+    if (v.size() <= size_t(slab)) v.resize(size_t(slab) + 1);
+    if (!v[slab]) {
+        if (failed_[&pd]) return std::nullopt;
+        std::string why;
+        // Local write: RDMA READ (a WRITE request's data) lands in pool buffers. Nothing remote:
+        // the client never addresses server memory.
+        v[slab] = pd.register_memory(pool_.slab_base(size_t(slab)), BufferPool::kSlabSize,
+                                     smbdirect::access::kLocalWrite, &why);
+        if (!v[slab]) {
+            failed_[&pd] = true;
+            log_error("SMB Direct: cannot register buffer pool memory with ", pd.device_name(),
+                      ": ", why, "; RDMA READ and WRITE requests fail on it");
+            return std::nullopt;
+        }
+    }
+    return smbdirect::LocalSegment{p, uint32_t(len), v[slab]->lkey};
+}
+
+size_t RdmaRegistrations::registered_slabs() const {
+    std::lock_guard lk(mu_);
+    size_t n = 0;
+    for (auto& [pd, v] : slabs_)
+        for (auto& r : v)
+            n += r != nullptr;
+    return n;
+}
+
+SmbdTransport::SmbdTransport(std::shared_ptr<smbdirect::SmbdConnection> conn, BufferPool& pool,
+                             RdmaRegistrations& registrations, smbdirect::SmbdCounters* counters)
+    : conn_(std::move(conn)),
+      pool_(pool),
+      registrations_(registrations),
+      counters_(counters),
+      peer_(conn_->queue_pair().peer()),
+      peer_address_(conn_->queue_pair().peer_address()) {}
+
+SmbdTransport::~SmbdTransport() { close(); }
+
+void SmbdTransport::close() { conn_->close("closed by the server"); }
+
+asio::awaitable<Result<PoolBuffer>> SmbdTransport::receive() {
+    if (!started_) {
+        started_ = true;
+        // MS-SMBD 3.1.5.6: the negotiation runs here, on the connection's own loop.
+        if (auto st = co_await conn_->accept(); !st)
+            co_return Error(NtStatus::ConnectionDisconnected);
+    }
+    auto m = co_await conn_->receive();
+    if (!m) co_return Error(NtStatus::ConnectionDisconnected);
+    // One copy out of the receive buffers, which go back to the device at once (the SMB2
+    // layer keeps a request's buffer for as long as the request runs).
+    PoolBuffer b = pool_.acquire(m->bytes.size());
+    std::memcpy(b.data(), m->bytes.data(), m->bytes.size());
+    b.set_size(m->bytes.size());
+    co_return b;
+}
+
+asio::awaitable<Status> SmbdTransport::send_message(std::span<const Bytes> fragments,
+                                                    Payload& tail, std::optional<uint32_t> token) {
+    std::vector<Bytes> parts(fragments.begin(), fragments.end());
+    if (tail) parts.push_back(tail.bytes());
+    auto st = co_await conn_->send(parts, token);
+    tail = Payload();
+    co_return st;
+}
+
+asio::awaitable<Status> SmbdTransport::send(std::span<const Bytes> fragments, Payload& tail) {
+    return send_message(fragments, tail, std::nullopt);
+}
+
+asio::awaitable<Status> SmbdTransport::send_invalidating(std::span<const Bytes> fragments,
+                                                         Payload& tail, uint32_t token) {
+    return send_message(fragments, tail, token);
+}
+
+uint32_t SmbdTransport::max_read_write_size() const {
+    return conn_->parameters().max_read_write_size;
+}
+
+asio::awaitable<Status> SmbdTransport::push(std::span<const smbdirect::BufferDescriptorV1> to,
+                                            const Payload& data) {
+    auto& pd = conn_->queue_pair().domain();
+    auto bytes = data.bytes();
+    auto* p = const_cast<std::byte*>(bytes.data());
+    auto seg = registrations_.segment(pd, p, bytes.size());
+    PoolBuffer staged;
+    if (!seg) {
+        // Not pool memory (a one-off buffer): staged through a pool buffer.
+        staged = pool_.acquire(bytes.size());
+        std::memcpy(staged.data(), bytes.data(), bytes.size());
+        seg = registrations_.segment(pd, staged.data(), bytes.size());
+        if (!seg) co_return Error(NtStatus::InsufficientResources);
+    }
+    auto st = co_await conn_->write_to_peer(to, std::span(&*seg, 1));
+    if (st && counters_) counters_->bounce_bytes += bytes.size();
+    co_return st;
+}
+
+asio::awaitable<Result<PoolBuffer>> SmbdTransport::pull(
+    std::span<const smbdirect::BufferDescriptorV1> from, size_t length) {
+    PoolBuffer b = pool_.acquire(length);
+    auto seg = registrations_.segment(conn_->queue_pair().domain(), b.data(), length);
+    if (!seg) co_return Error(NtStatus::InsufficientResources);
+    auto st = co_await conn_->read_from_peer(from, std::span(&*seg, 1));
+    if (!st) co_return Error(st.status());
+    b.set_size(length);
+    if (counters_) counters_->bounce_bytes += length;
+    co_return b;
+}
+
+SmbdListener::SmbdListener(std::unique_ptr<smbdirect::ConnectionRequests> requests,
+                           smbdirect::SmbdConfig config, smbdirect::SmbdCounters& counters,
+                           BufferPool& pool, RdmaRegistrations& registrations, std::string name)
+    : requests_(std::move(requests)),
+      config_(config),
+      counters_(counters),
+      pool_(pool),
+      registrations_(registrations),
+      name_(std::move(name)) {}
+
+asio::awaitable<Result<std::unique_ptr<Transport>>> SmbdListener::accept(asio::io_context& loop) {
+    auto qp = co_await requests_->next(loop);
+    if (!qp) co_return Error(qp.status());
+    std::string peer = (*qp)->peer();
+    auto conn = std::make_shared<smbdirect::SmbdConnection>(
+        std::move(*qp), config_, loop.get_executor(), &counters_,
+        [peer](const std::string& s) { log_info("SMB Direct ", peer, ": ", s); });
+    std::unique_ptr<Transport> t = std::make_unique<SmbdTransport>(conn, pool_, registrations_, &counters_);
+    co_return t;
+}
+
+std::string smbd_stats_line(const smbdirect::SmbdCounters& c, const RdmaRegistrations& r) {
+    std::ostringstream o;
+    o << "smbdirect: connections=" << c.connections << " negotiate_failures="
+      << c.negotiate_failures << " sends=" << c.sends << " receives=" << c.receives
+      << " rdma_reads=" << c.rdma_reads << " rdma_read_bytes=" << c.rdma_read_bytes
+      << " rdma_writes=" << c.rdma_writes << " rdma_write_bytes=" << c.rdma_write_bytes
+      << " send_invalidates=" << c.send_invalidates << " keepalives=" << c.keepalives
+      << " error_disconnects=" << c.disconnects_on_error << " bounce_bytes=" << c.bounce_bytes
+      << " direct_bytes=" << c.direct_bytes << " registered_slabs=" << r.registered_slabs();
+    return o.str();
+}
+
+}  // namespace daxsmbd::server

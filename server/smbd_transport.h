@@ -1,0 +1,105 @@
+// SMB Direct as a Transport and a Listener (server/transport.h): SMB2 messages over an
+// smbdirect::SmbdConnection, without the 4-byte Direct TCP framing (MS-SMB2 2.1), and the RDMA
+// READ/WRITE of READ and WRITE requests (RdmaChannel).
+//
+// Memory: RDMA moves data between the client's buffers and pool buffers (server/buffer_pool.h).
+// Each pool slab is registered once per protection domain (RdmaRegistrations, owned by the
+// server), never per I/O; a payload outside the slabs (a one-off buffer) is copied into a pool
+// buffer first.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/buffer_pool.h"
+#include "server/transport.h"
+#include "smbdirect/provider.h"
+#include "smbdirect/smbd_connection.h"
+
+namespace daxsmbd::server {
+
+// The pool's slabs as memory regions of each protection domain that asks, registered at first
+// use and kept until the server stops. Thread-safe (connections of every loop share a domain).
+class RdmaRegistrations {
+  public:
+    explicit RdmaRegistrations(BufferPool& pool) : pool_(pool) {}
+    // The segment for [p, p + len) when it lies in one pool slab; nullopt otherwise or when the
+    // registration failed (logged once per domain).
+    std::optional<smbdirect::LocalSegment> segment(smbdirect::ProtectionDomain& pd, std::byte* p,
+                                                   size_t len);
+    size_t registered_slabs() const;
+
+  private:
+    BufferPool& pool_;
+    mutable std::mutex mu_;
+    std::map<smbdirect::ProtectionDomain*, std::vector<std::unique_ptr<smbdirect::MemoryRegion>>>
+        slabs_;
+    std::map<smbdirect::ProtectionDomain*, bool> failed_;
+};
+
+class SmbdTransport final : public Transport, public RdmaChannel {
+  public:
+    SmbdTransport(std::shared_ptr<smbdirect::SmbdConnection> conn, BufferPool& pool,
+                  RdmaRegistrations& registrations, smbdirect::SmbdCounters* counters = nullptr);
+    ~SmbdTransport() override;
+
+    // The first call runs the SMB Direct negotiation (on the connection's loop).
+    asio::awaitable<Result<PoolBuffer>> receive() override;
+    using Transport::send;
+    asio::awaitable<Status> send(std::span<const protocol::Bytes> fragments,
+                                 Payload& tail) override;
+    asio::awaitable<Status> send_invalidating(std::span<const protocol::Bytes> fragments,
+                                              Payload& tail, uint32_t token) override;
+    RdmaChannel* rdma() override { return this; }
+    std::string peer() const override { return peer_; }
+    std::string peer_address() const override { return peer_address_; }
+    void close() override;
+
+    asio::awaitable<Status> push(std::span<const smbdirect::BufferDescriptorV1> to,
+                                 const Payload& data) override;
+    asio::awaitable<Result<PoolBuffer>> pull(std::span<const smbdirect::BufferDescriptorV1> from,
+                                             size_t length) override;
+    uint32_t max_read_write_size() const override;
+
+  private:
+    asio::awaitable<Status> send_message(std::span<const protocol::Bytes> fragments,
+                                         Payload& tail, std::optional<uint32_t> token);
+
+    std::shared_ptr<smbdirect::SmbdConnection> conn_;
+    BufferPool& pool_;
+    RdmaRegistrations& registrations_;
+    smbdirect::SmbdCounters* counters_;
+    bool started_ = false;
+    std::string peer_;
+    std::string peer_address_;
+};
+
+// Accepts SMB Direct connections from a provider's connection requests (the verbs listener on
+// an RDMA device's address, or the emulated one in tests).
+class SmbdListener final : public Listener {
+  public:
+    SmbdListener(std::unique_ptr<smbdirect::ConnectionRequests> requests,
+                 smbdirect::SmbdConfig config, smbdirect::SmbdCounters& counters,
+                 BufferPool& pool, RdmaRegistrations& registrations, std::string name);
+    asio::awaitable<Result<std::unique_ptr<Transport>>> accept(asio::io_context& loop) override;
+    uint16_t port() const override { return requests_->port(); }
+    void close() override { requests_->close(); }
+
+  private:
+    std::unique_ptr<smbdirect::ConnectionRequests> requests_;
+    smbdirect::SmbdConfig config_;
+    smbdirect::SmbdCounters& counters_;
+    BufferPool& pool_;
+    RdmaRegistrations& registrations_;
+    std::string name_;
+};
+
+// The counters as the stats line prints them ("smbdirect: connections=... ").
+std::string smbd_stats_line(const smbdirect::SmbdCounters& c, const RdmaRegistrations& r);
+
+}  // namespace daxsmbd::server
