@@ -42,7 +42,8 @@ vm_ensure_binaries() {
 
 # vm_stage DIR [MORE-BINARIES...]: bin/ (daxsmbd, daxsmbd-admin, and the named build outputs),
 # lib/ (every shared library they load except glibc's own, which a Debian 12 or 13 guest has in
-# the same or a newer version), and the guest scripts. Each program in bin/ is a wrapper that
+# the same or a newer version, and libibverbs/librdmacm, which both guests have and which must
+# be the guest's), and the guest scripts. Each program in bin/ is a wrapper that
 # execs the binary (bin/elf/) with lib/ on its library path: only our binaries see those
 # libraries, so the guest's own programs (smbclient) keep the guest's versions, which on a
 # newer guest are newer than the host's.
@@ -62,6 +63,10 @@ vm_stage() {
         ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
             case $(basename "$lib") in
                 libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | ld-linux*) ;;
+                # libibverbs dlopens its device providers (librxe, libsiw, ...) from the guest's
+                # rdma-core, which must match the libibverbs that loads them: the guest's own (with
+                # the libnl it was built with).
+                libibverbs.so.* | librdmacm.so.* | libnl-3.so.* | libnl-route-3.so.*) ;;
                 *) cp -Lu "$lib" "$dir/lib/" ;;
             esac
         done
