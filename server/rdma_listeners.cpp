@@ -42,11 +42,11 @@ void Server::open_rdma_listeners() {
                       ifc.device, "): ", why);
             continue;
         }
-        log_info("listening on ", ifc.address, " port ", port, " (SMB Direct, ", ifc.device,
-                 " on ", ifc.netdev, ifc.iwarp ? ", iWARP" : "", ")");
-        listeners_.push_back(std::make_unique<SmbdListener>(
-            std::move(requests), sc, smbd_counters, buffers, rdma_memory,
-            ifc.address + ":" + std::to_string(port)));
+        log_info("listening on ", ifc.address, " port ", port, " (SMB Direct, ", ifc.device, " on ",
+                 ifc.netdev, ifc.iwarp ? ", iWARP" : "", ")");
+        listeners_.push_back(
+            std::make_unique<SmbdListener>(std::move(requests), sc, smbd_counters, buffers,
+                                           rdma_memory, ifc.address + ":" + std::to_string(port)));
         {
             std::lock_guard lk(rdma_mu_);
             rdma_addresses_.emplace_back(ifc.address, ifc.link_speed_bps);

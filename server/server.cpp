@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
 #include <random>
 
 #include "dax/media_guard.h"
@@ -305,6 +305,8 @@ asio::awaitable<void> Server::accept_loop(Listener& listener) {
         auto t = co_await listener.accept(*loops_[loop]);
         if (!t) {
             if (t.status() == NtStatus::Cancelled) co_return;
+            // The RDMA device under an SMB Direct listener went away (logged by it).
+            if (t.status() == NtStatus::InvalidDeviceState) co_return;
             continue;  // logged by the listener
         }
         admit_connection(std::move(*t), loop);

@@ -24,12 +24,12 @@
 #include "server/buffer_pool.h"
 #include "server/config.h"
 #include "server/logon_throttle.h"
+#include "server/smbd_transport.h"
 #include "server/state/file_table.h"
 #include "server/state/lock_table.h"
 #include "server/state/open.h"
 #include "server/state/session.h"
 #include "server/state/share.h"
-#include "server/smbd_transport.h"
 #include "server/transport.h"
 #include "smbdirect/smbd_connection.h"
 

@@ -51,9 +51,13 @@ SmbdTransport::SmbdTransport(std::shared_ptr<smbdirect::SmbdConnection> conn, Bu
       peer_(conn_->queue_pair().peer()),
       peer_address_(conn_->queue_pair().peer_address()) {}
 
-SmbdTransport::~SmbdTransport() { close(); }
+SmbdTransport::~SmbdTransport() {
+    close();
+}
 
-void SmbdTransport::close() { conn_->close("closed by the server"); }
+void SmbdTransport::close() {
+    conn_->close("closed by the server");
+}
 
 asio::awaitable<Result<PoolBuffer>> SmbdTransport::receive() {
     if (!started_) {
@@ -72,8 +76,8 @@ asio::awaitable<Result<PoolBuffer>> SmbdTransport::receive() {
     co_return b;
 }
 
-asio::awaitable<Status> SmbdTransport::send_message(std::span<const Bytes> fragments,
-                                                    Payload& tail, std::optional<uint32_t> token) {
+asio::awaitable<Status> SmbdTransport::send_message(std::span<const Bytes> fragments, Payload& tail,
+                                                    std::optional<uint32_t> token) {
     std::vector<Bytes> parts(fragments.begin(), fragments.end());
     if (tail) parts.push_back(tail.bytes());
     auto st = co_await conn_->send(parts, token);
@@ -142,19 +146,21 @@ asio::awaitable<Result<std::unique_ptr<Transport>>> SmbdListener::accept(asio::i
     auto conn = std::make_shared<smbdirect::SmbdConnection>(
         std::move(*qp), config_, loop.get_executor(), &counters_,
         [peer](const std::string& s) { log_info("SMB Direct ", peer, ": ", s); });
-    std::unique_ptr<Transport> t = std::make_unique<SmbdTransport>(conn, pool_, registrations_, &counters_);
+    std::unique_ptr<Transport> t =
+        std::make_unique<SmbdTransport>(conn, pool_, registrations_, &counters_);
     co_return t;
 }
 
 std::string smbd_stats_line(const smbdirect::SmbdCounters& c, const RdmaRegistrations& r) {
     std::ostringstream o;
-    o << "smbdirect: connections=" << c.connections << " negotiate_failures="
-      << c.negotiate_failures << " sends=" << c.sends << " receives=" << c.receives
-      << " rdma_reads=" << c.rdma_reads << " rdma_read_bytes=" << c.rdma_read_bytes
-      << " rdma_writes=" << c.rdma_writes << " rdma_write_bytes=" << c.rdma_write_bytes
-      << " send_invalidates=" << c.send_invalidates << " keepalives=" << c.keepalives
-      << " error_disconnects=" << c.disconnects_on_error << " bounce_bytes=" << c.bounce_bytes
-      << " direct_bytes=" << c.direct_bytes << " registered_slabs=" << r.registered_slabs();
+    o << "smbdirect: connections=" << c.connections
+      << " negotiate_failures=" << c.negotiate_failures << " sends=" << c.sends
+      << " receives=" << c.receives << " rdma_reads=" << c.rdma_reads
+      << " rdma_read_bytes=" << c.rdma_read_bytes << " rdma_writes=" << c.rdma_writes
+      << " rdma_write_bytes=" << c.rdma_write_bytes << " send_invalidates=" << c.send_invalidates
+      << " keepalives=" << c.keepalives << " error_disconnects=" << c.disconnects_on_error
+      << " bounce_bytes=" << c.bounce_bytes << " direct_bytes=" << c.direct_bytes
+      << " registered_slabs=" << r.registered_slabs();
     return o.str();
 }
 

@@ -67,8 +67,8 @@ class SmbdTransport final : public Transport, public RdmaChannel {
     uint32_t max_read_write_size() const override;
 
   private:
-    asio::awaitable<Status> send_message(std::span<const protocol::Bytes> fragments,
-                                         Payload& tail, std::optional<uint32_t> token);
+    asio::awaitable<Status> send_message(std::span<const protocol::Bytes> fragments, Payload& tail,
+                                         std::optional<uint32_t> token);
 
     std::shared_ptr<smbdirect::SmbdConnection> conn_;
     BufferPool& pool_;
@@ -84,8 +84,8 @@ class SmbdTransport final : public Transport, public RdmaChannel {
 class SmbdListener final : public Listener {
   public:
     SmbdListener(std::unique_ptr<smbdirect::ConnectionRequests> requests,
-                 smbdirect::SmbdConfig config, smbdirect::SmbdCounters& counters,
-                 BufferPool& pool, RdmaRegistrations& registrations, std::string name);
+                 smbdirect::SmbdConfig config, smbdirect::SmbdCounters& counters, BufferPool& pool,
+                 RdmaRegistrations& registrations, std::string name);
     asio::awaitable<Result<std::unique_ptr<Transport>>> accept(asio::io_context& loop) override;
     uint16_t port() const override { return requests_->port(); }
     void close() override { requests_->close(); }

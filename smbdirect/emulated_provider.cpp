@@ -1,5 +1,6 @@
 #include "smbdirect/emulated_provider.h"
 
+#include <boost/asio/post.hpp>
 #include <cstring>
 
 namespace daxsmbd::smbdirect {
@@ -47,6 +48,7 @@ std::unique_ptr<MemoryRegion> EmulatedDomain::register_memory(void* addr, size_t
 }
 
 struct EmulatedQueuePair::Link {
+    std::recursive_mutex mu;  // everything of both ends
     EmulatedQueuePair* side[2] = {nullptr, nullptr};
     bool down = false;
 };
@@ -76,11 +78,32 @@ EmulatedQueuePair::EmulatedQueuePair(std::shared_ptr<Link> link, int side,
       side_(side),
       caps_(caps),
       peer_(side == 0 ? "emulated-passive" : "emulated-active") {
-    event_.emplace(std::move(ex));
+    set_executor(std::move(ex));
     link_->side[side_] = this;
 }
 
+void EmulatedQueuePair::set_executor(boost::asio::any_io_executor ex) {
+    std::lock_guard lk(link_->mu);
+    ++generation_;  // wake-ups posted to the old executor are dropped
+    ex_ = ex;
+    event_.emplace(std::move(ex));
+}
+
+void EmulatedQueuePair::announce() {
+    // The Event belongs to this end's loop: notified there. The end is alive when the post
+    // runs: an end is destroyed on its own loop, after which nothing of it runs there.
+    boost::asio::post(ex_, [this, link = link_, gen = generation_] {
+        std::lock_guard lk(link->mu);
+        if (link->side[side_] == this && generation_ == gen) event_->notify();
+    });
+}
+
+void EmulatedQueuePair::interrupt_wait() {
+    event_->notify();
+}
+
 EmulatedQueuePair::~EmulatedQueuePair() {
+    std::lock_guard lk(link_->mu);
     link_->side[side_] = nullptr;
     if (!link_->down) {
         link_->down = true;
@@ -94,7 +117,7 @@ EmulatedQueuePair* EmulatedQueuePair::other() const {
 
 void EmulatedQueuePair::complete(Completion c) {
     completions_.push_back(std::move(c));
-    event_->notify();
+    announce();
 }
 
 asio::awaitable<Status> EmulatedQueuePair::accept() {
@@ -120,11 +143,12 @@ void EmulatedQueuePair::fail_connection(std::string why) {
             q->receives_.pop_front();
             q->completions_.push_back(std::move(c));
         }
-        q->event_->notify();
+        q->announce();
     }
 }
 
 void EmulatedQueuePair::disconnect() {
+    std::lock_guard lk(link_->mu);
     if (!link_->down) fail_connection("disconnected");
 }
 
@@ -157,6 +181,7 @@ std::byte* EmulatedQueuePair::remote(uint64_t addr, uint32_t rkey, size_t len, u
 }
 
 Status EmulatedQueuePair::post_receive(uint64_t wr_id, LocalSegment into) {
+    std::lock_guard lk(link_->mu);
     if (link_->down) return Error(NtStatus::ConnectionDisconnected);
     if (receives_.size() >= caps_.max_recv_wr) return Error(NtStatus::InsufficientResources);
     if (!check_local(std::span(&into, 1), true)) return Error(NtStatus::InvalidParameter);
@@ -167,6 +192,7 @@ Status EmulatedQueuePair::post_receive(uint64_t wr_id, LocalSegment into) {
 
 Status EmulatedQueuePair::post_send(uint64_t wr_id, std::span<const LocalSegment> from,
                                     std::optional<uint32_t> invalidate_rkey) {
+    std::lock_guard lk(link_->mu);
     if (link_->down) return Error(NtStatus::ConnectionDisconnected);
     auto len = check_local(from, false);
     if (!len) return Error(NtStatus::InvalidParameter);
@@ -218,6 +244,7 @@ Status EmulatedQueuePair::post_send(uint64_t wr_id, std::span<const LocalSegment
 
 Status EmulatedQueuePair::post_write(uint64_t wr_id, std::span<const LocalSegment> from,
                                      uint64_t remote_addr, uint32_t rkey) {
+    std::lock_guard lk(link_->mu);
     if (link_->down) return Error(NtStatus::ConnectionDisconnected);
     auto len = check_local(from, false);
     if (!len) return Error(NtStatus::InvalidParameter);
@@ -264,6 +291,7 @@ Status EmulatedQueuePair::post_read(uint64_t wr_id, std::span<const LocalSegment
 }
 
 size_t EmulatedQueuePair::poll(std::span<Completion> out) {
+    std::lock_guard lk(link_->mu);
     size_t n = 0;
     while (n < out.size() && !completions_.empty()) {
         out[n++] = std::move(completions_.front());
@@ -273,8 +301,70 @@ size_t EmulatedQueuePair::poll(std::span<Completion> out) {
 }
 
 asio::awaitable<void> EmulatedQueuePair::wait() {
-    if (!completions_.empty() || link_->down) co_return;
+    {
+        std::lock_guard lk(link_->mu);
+        if (!completions_.empty() || link_->down) co_return;
+    }
     co_await event_->wait();
+}
+
+}  // namespace daxsmbd::smbdirect
+
+namespace daxsmbd::smbdirect {
+
+struct EmulatedConnectionRequests::Queue {
+    std::mutex mu;
+    std::deque<std::unique_ptr<EmulatedQueuePair>> waiting;
+    bool closed = false;
+    // The loop next() waits on, and its wake-up (notified there).
+    std::optional<boost::asio::any_io_executor> home;
+    std::optional<Event> event;
+};
+
+EmulatedConnectionRequests::EmulatedConnectionRequests(uint16_t port)
+    : q_(std::make_shared<Queue>()), port_(port) {}
+
+EmulatedConnectionRequests::~EmulatedConnectionRequests() = default;
+
+std::unique_ptr<EmulatedQueuePair> EmulatedConnectionRequests::connect(
+    boost::asio::any_io_executor client) {
+    auto [active, passive] = EmulatedQueuePair::make_pair(client, client);
+    std::lock_guard lk(q_->mu);
+    if (q_->closed) return nullptr;
+    q_->waiting.push_back(std::move(passive));
+    if (q_->home) boost::asio::post(*q_->home, [q = q_] { q->event->notify(); });
+    return std::move(active);
+}
+
+asio::awaitable<Result<std::unique_ptr<QueuePair>>> EmulatedConnectionRequests::next(
+    asio::io_context& loop) {
+    auto ex = co_await boost::asio::this_coro::executor;
+    {
+        std::lock_guard lk(q_->mu);
+        if (!q_->home) {
+            q_->home = ex;
+            q_->event.emplace(ex);
+        }
+    }
+    for (;;) {
+        {
+            std::lock_guard lk(q_->mu);
+            if (q_->closed) co_return Error(NtStatus::Cancelled);
+            if (!q_->waiting.empty()) {
+                auto qp = std::move(q_->waiting.front());
+                q_->waiting.pop_front();
+                qp->set_executor(loop.get_executor());
+                co_return std::unique_ptr<QueuePair>(std::move(qp));
+            }
+        }
+        co_await q_->event->wait();
+    }
+}
+
+void EmulatedConnectionRequests::close() {
+    std::lock_guard lk(q_->mu);
+    q_->closed = true;
+    if (q_->home) boost::asio::post(*q_->home, [q = q_] { q->event->notify(); });
 }
 
 }  // namespace daxsmbd::smbdirect

@@ -3,6 +3,9 @@
 // land in the peer's posted receives, RDMA READ and WRITE copy from and to the peer's registered
 // regions, Send with Invalidate invalidates the named region of the receiver.
 //
+// Thread-safe like a device: the two ends may run on different threads (a test client and the
+// server's loop); completions are announced on each end's own executor.
+//
 // Stricter than a device where that finds bugs: a send that finds no posted receive is an error
 // that breaks the connection (a real RC queue pair would retry; here it means the sender used a
 // credit the receiver never granted), every local segment must lie inside a region of the own
@@ -14,6 +17,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -72,7 +76,7 @@ class EmulatedQueuePair final : public QueuePair {
                      uint32_t rkey) override;
     size_t poll(std::span<Completion> out) override;
     asio::awaitable<void> wait() override;
-    void interrupt_wait() override { event_->notify(); }
+    void interrupt_wait() override;
     bool disconnected() const override;
     void disconnect() override;
     const QueuePairCaps& caps() const override { return caps_; }
@@ -81,7 +85,7 @@ class EmulatedQueuePair final : public QueuePair {
     std::string peer() const override { return peer_; }
     std::string peer_address() const override { return "emulated"; }
 
-    void set_executor(boost::asio::any_io_executor ex) { event_.emplace(std::move(ex)); }
+    void set_executor(boost::asio::any_io_executor ex);
     // What a test inspects: receives posted now, sends that found no receive.
     size_t posted_receives() const { return receives_.size(); }
     size_t failed_sends() const { return failed_sends_; }
@@ -93,7 +97,8 @@ class EmulatedQueuePair final : public QueuePair {
     EmulatedQueuePair(std::shared_ptr<Link> link, int side, boost::asio::any_io_executor ex,
                       QueuePairCaps caps);
     EmulatedQueuePair* other() const;
-    void complete(Completion c);
+    void complete(Completion c);  // with the link's lock held
+    void announce();
     // Local segments inside own regions with the right lkey; their total length.
     std::optional<size_t> check_local(std::span<const LocalSegment> segs, bool write) const;
     std::byte* remote(uint64_t addr, uint32_t rkey, size_t len, unsigned need);
@@ -101,6 +106,8 @@ class EmulatedQueuePair final : public QueuePair {
 
     std::shared_ptr<Link> link_;
     int side_;
+    boost::asio::any_io_executor ex_;
+    uint64_t generation_ = 0;
     std::optional<Event> event_;
     QueuePairCaps caps_;
     // Shared with the regions registered in it, which may outlive the queue pair.
@@ -110,6 +117,28 @@ class EmulatedQueuePair final : public QueuePair {
     size_t failed_sends_ = 0;
     size_t max_posted_ = 0;
     std::string peer_;
+};
+
+}  // namespace daxsmbd::smbdirect
+
+namespace daxsmbd::smbdirect {
+
+// Connection requests of an emulated listener: connect() makes a connected pair and queues the
+// passive end for next().
+class EmulatedConnectionRequests final : public ConnectionRequests {
+  public:
+    explicit EmulatedConnectionRequests(uint16_t port = 445);
+    ~EmulatedConnectionRequests() override;
+    // The active end, on `client`; thread-safe.
+    std::unique_ptr<EmulatedQueuePair> connect(boost::asio::any_io_executor client);
+    asio::awaitable<Result<std::unique_ptr<QueuePair>>> next(asio::io_context& loop) override;
+    uint16_t port() const override { return port_; }
+    void close() override;
+
+  private:
+    struct Queue;
+    std::shared_ptr<Queue> q_;
+    uint16_t port_;
 };
 
 }  // namespace daxsmbd::smbdirect

@@ -13,12 +13,12 @@
 #include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/rdma_transfer.h"
-#include "server/transport.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/server.h"
 #include "server/state/lock_table.h"
+#include "server/transport.h"
 
 namespace daxsmbd::server::handlers {
 
@@ -129,8 +129,8 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     // "use sendfile"); anything else is read into a pool buffer.
     // Over RDMA the data goes out in what the RDMA channel writes from (registered memory).
     const PayloadKinds kinds = rdma ? ctx.conn.rdma->push_kinds() : ctx.reply_data_kinds;
-    auto lent = co_await data->lend(ctx.caller(*open), req->length, offset, kinds,
-                                    ctx.server.buffers);
+    auto lent =
+        co_await data->lend(ctx.caller(*open), req->length, offset, kinds, ctx.server.buffers);
     if (!lent) co_return failed(lent.status());
     const size_t bytes = lent->size();
     // At or past the end of file nothing is read: END_OF_FILE (MS-FSA 2.1.5.2).

@@ -15,12 +15,12 @@
 #include "server/errno_status.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/rdma_transfer.h"
-#include "server/transport.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/server.h"
 #include "server/state/lock_table.h"
+#include "server/transport.h"
 #include "server/vfs/metadata.h"
 
 namespace daxsmbd::server::handlers {
