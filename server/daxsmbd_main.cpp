@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
             if (sig == SIGUSR1) {
                 // The proof that DAX served I/O (README "DAX").
                 log_info(server.dax_maps.stats().snapshot().to_string());
+                // The proof that SMB Direct moved data by RDMA (README "SMB Direct").
+                if (server.config().global.transport_rdma)
+                    log_info(smbd_stats_line(server.smbd_counters, server.rdma_memory));
                 continue;
             }
             log_info("signal ", sig, ": stopping");

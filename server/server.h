@@ -33,6 +33,10 @@
 #include "server/transport.h"
 #include "smbdirect/smbd_connection.h"
 
+namespace daxsmbd::smbdirect {
+class VerbsDomains;
+}
+
 namespace daxsmbd::server {
 
 namespace asio = boost::asio;
@@ -150,6 +154,8 @@ class Server {
     bool open_listeners(std::string* error);
     // "server smb transports = rdma": SMB Direct listeners (server/rdma_listeners.cpp).
     void open_rdma_listeners();
+    // Logs, per DAX share, how RDMA reaches its files through `device`.
+    void probe_dax_shares(smbdirect::VerbsDomains& domains, const std::string& device);
     void schedule_dax_sweep();
     void reload_users_if_changed();
     bool setup_dax(Share& share, std::string* error);
