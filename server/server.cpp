@@ -240,6 +240,7 @@ bool Server::start(std::string* error) {
     io::EngineOptions eo;
     eo.blocking_pool = &pool_;
     eo.buffers = &buffers;
+    eo.keep_loop_credentials = config_.global.transport_rdma;
     for (auto& sh : shares_) {
         eo.sqpoll = eo.sqpoll || sh->config.io_sqpoll;
         eo.iopoll = eo.iopoll || sh->io_poll_usable;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <unordered_map>
 
 #include "server/buffer_pool.h"
@@ -212,11 +213,16 @@ int Engine::personality_for(Ring& r, const vfs::UnixIdentity* who) {
             io_uring_unregister_personality(&r.ring, id);
         r.personalities.clear();
     }
-    int id;
+    int id = -EINVAL;
     {
-        // The kernel records the calling thread's credentials as they are now.
-        vfs::FsCredentials as(who);
-        id = io_uring_register_personality(&r.ring);
+        // The kernel records the calling thread's credentials as they are now: those of a
+        // short-lived thread that switches to `who`, so that the loop's own never change
+        // (vfs::credential_switches_on_this_thread: SMB Direct needs them unchanged).
+        std::thread registrar([&] {
+            vfs::FsCredentials as(who);
+            id = io_uring_register_personality(&r.ring);
+        });
+        registrar.join();
     }
     if (id < 0) {
         log_error(opts_.name, ": ", kind_name(r.kind), " ring: registering the credentials of uid ",
@@ -451,6 +457,11 @@ asio::awaitable<int> Engine::write_small_buffered(Submit k, int fd, const std::b
     // the inline path for a while, so a loop under write-back pressure stalls once per pause,
     // not on every write.
     if (k.ring == RingKind::Polled || inline_writes_paused())
+        co_return co_await write(k, fd, buf, len, offset);
+    // A user's write would switch the loop's credentials, which an SMB Direct server's loops
+    // must keep (vfs::credential_switches_on_this_thread): through the ring, as the user.
+    if (opts_.keep_loop_credentials && k.as && vfs::credentials_switchable() &&
+        k.as->uid != vfs::daemon_identity().uid)
         co_return co_await write(k, fd, buf, len, offset);
     // Waiting is told from being preempted (a busy machine) by the thread's voluntary context
     // switches: only a write that slept (dirty throttling, a lock, a page to read) pauses the

@@ -101,6 +101,10 @@ struct EngineOptions {
     // Runs the system calls when there is no ring; null: run them inline (tests only).
     asio::thread_pool* blocking_pool = nullptr;
     const char* name = "io";  // in log lines
+    // The loop's thread never changes its credentials (small writes of users go through the
+    // ring instead of inline): SMB Direct's kernel files refuse a thread whose credentials
+    // changed after they were opened (vfs::credential_switches_on_this_thread).
+    bool keep_loop_credentials = false;
 };
 
 // One completion queue entry as reaped, in order, for tests of completion ordering.

@@ -58,6 +58,9 @@ thread_local uid_t tl_uid = 0;
 thread_local gid_t tl_gid = 0;
 thread_local std::vector<gid_t> tl_groups;
 
+// Credential changes this thread made (each gives the thread a new kernel cred).
+thread_local uint64_t tl_switches = 0;
+
 [[noreturn]] void switch_failed(const char* call, uid_t uid, gid_t gid, int err) {
     log_error("cannot switch file-system credentials (", call, " for uid ", uid, " gid ", gid,
               "): ", std::strerror(err), "; stopping rather than acting with the daemon's rights");
@@ -73,6 +76,7 @@ thread_local std::vector<gid_t> tl_groups;
 void apply(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) {
     if (tl_uid == uid && tl_gid == gid && tl_groups == groups) return;
     if (!credentials_switchable()) return;
+    ++tl_switches;
     // Groups and gid first: the fsuid change may drop capabilities, though none of these
     // calls needs a file capability.
     if (tl_groups != groups) {
@@ -245,6 +249,7 @@ FsUidOnly::FsUidOnly(const UnixIdentity* who) {
     if (who == nullptr || !credentials_switchable()) return;
     ensure_initialised();
     if (tl_uid == who->uid) return;
+    ++tl_switches;
     if (uid_t(::syscall(SYS_setfsuid, who->uid)) != tl_uid)
         switch_failed("setfsuid", who->uid, tl_gid, EPERM);
     saved_ = tl_uid;
@@ -258,5 +263,7 @@ FsUidOnly::~FsUidOnly() {
         switch_failed("setfsuid", saved_, tl_gid, EPERM);
     tl_uid = saved_;
 }
+
+uint64_t credential_switches_on_this_thread() { return tl_switches; }
 
 }  // namespace daxsmbd::server::vfs

@@ -112,6 +112,12 @@ class [[nodiscard]] FsUidOnly {
     uid_t saved_ = 0;
 };
 
+// How often the calling thread changed its credentials so far. Each change gives the thread a
+// new kernel credential, and the kernel's RDMA files (uverbs, rdma_cm) refuse a thread whose
+// credential is not the one they were opened with: the event loops, which drive SMB Direct,
+// must never switch (io::EngineOptions).
+uint64_t credential_switches_on_this_thread();
+
 // The daemon's own uid (root), as an identity for FsUidOnly.
 const UnixIdentity& daemon_identity();
 

@@ -646,5 +646,36 @@ TEST(BufferPoolSlabs, PoolBuffersAreInsideSlabs) {
     EXPECT_EQ(pool.slab_of(heap.data(), heap.size()), -1);
 }
 
+// An SMB Direct server's loops drive the kernel's RDMA files, which refuse a thread whose
+// credentials changed after they were opened: with keep_loop_credentials, a user's small write
+// and the registration of the user's io_uring personality leave the loop's credentials alone.
+TEST_F(IoEngine, KeepLoopCredentialsLeavesTheLoopThreadsCredentialsUnchanged) {
+    if (!vfs::credentials_switchable()) GTEST_SKIP() << "needs root (CAP_SETUID)";
+    auto user = vfs::resolve_unix_identity(61011, 61011);
+    for (bool keep : {false, true}) {
+        SCOPED_TRACE(keep ? "keep loop credentials" : "default");
+        int fd = open_file(dir_.at("cred"), O_RDWR | O_CREAT | O_TRUNC);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::fchmod(fd, 0666), 0);
+        const auto data = pattern(4096, 9);
+        EngineOptions eo;
+        eo.keep_loop_credentials = keep;
+        uint64_t switches = 0;
+        int res = -1;
+        run(eo, [&](Engine& e) -> asio::awaitable<void> {
+            const uint64_t before = vfs::credential_switches_on_this_thread();
+            res = co_await e.write_small_buffered(Submit(RingKind::Normal, user.get()), fd,
+                                                  data.data(), data.size(), 0);
+            switches = vfs::credential_switches_on_this_thread() - before;
+        });
+        ::close(fd);
+        EXPECT_EQ(res, int(data.size()));
+        if (keep)
+            EXPECT_EQ(switches, 0u);
+        else
+            EXPECT_GT(switches, 0u);  // the inline write switched: what the option prevents
+    }
+}
+
 }  // namespace
 }  // namespace daxsmbd::server::io
