@@ -368,15 +368,18 @@ void VerbsQueuePair::drain_cm_events() {
         }
         cm_events_seen_ |= event_bit(type);
         if (is_connection_failure(type) && cm_failure_ < 0) cm_failure_ = type;
-        if (type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
-            type == RDMA_CM_EVENT_DEVICE_REMOVAL)
-            disconnected_ = true;
+        bool gone = type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
+                    type == RDMA_CM_EVENT_DEVICE_REMOVAL;
         if (type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
             device_removed_ = true;
             log("rdma: device " + (domain_ ? domain_->device_name() : std::string("?")) +
                 " removed under the connection with " + peer());
         }
         rdma_ack_cm_event(ev);
+        // The peer's DREQ leaves our QP as it was (librdmacm moves it to the error state only
+        // in rdma_disconnect): answer it with ours, so that the work in flight is flushed and
+        // completes, as the interface promises.
+        if (gone) disconnect();
     }
 }
 
@@ -592,7 +595,8 @@ Status VerbsQueuePair::post_read(uint64_t wr_id, std::span<const LocalSegment> i
                         std::nullopt);
 }
 
-void VerbsQueuePair::translate(const ibv_wc& wc, Completion& out) {
+bool VerbsQueuePair::translate(const ibv_wc& wc, Completion& out) {
+    if (wc.wr_id >= slots_.size()) return false;
     const Slot& slot = slots_[size_t(wc.wr_id)];
     out.wr_id = slot.wr_id;
     out.op = slot.op;
@@ -606,12 +610,13 @@ void VerbsQueuePair::translate(const ibv_wc& wc, Completion& out) {
     out.invalidated_rkey.reset();
     if (out.ok && out.op == Completion::Op::Receive && (wc.wc_flags & IBV_WC_WITH_INV))
         out.invalidated_rkey = wc.invalidated_rkey;
+    return true;
 }
 
 size_t VerbsQueuePair::poll(std::span<Completion> out) {
     size_t n = 0;
     while (n < out.size() && pending_next_ < pending_count_)
-        translate(pending_[pending_next_++], out[n++]);
+        if (translate(pending_[pending_next_++], out[n])) ++n;
     if (!cq_) return n;
     std::array<ibv_wc, kPendingWc> wc;
     while (n < out.size()) {
@@ -619,10 +624,14 @@ size_t VerbsQueuePair::poll(std::span<Completion> out) {
         int got = ibv_poll_cq(cq_, want, wc.data());
         if (got <= 0) break;
         for (int i = 0; i < got; ++i)
-            translate(wc[size_t(i)], out[n++]);
+            if (translate(wc[size_t(i)], out[n])) ++n;
         if (got < want) break;
     }
     return n;
+}
+
+ibv_qp* VerbsQueuePair::native_qp() const {
+    return qp_created_ ? id_->qp : nullptr;
 }
 
 asio::awaitable<void> VerbsQueuePair::wait() {
