@@ -110,6 +110,13 @@ class VerbsMemoryRegion final : public MemoryRegion {
     std::shared_ptr<VerbsDomain> domain_;  // the PD outlives its regions
 };
 
+// A receive completion that carries an invalidated rkey. IBV_WC_WITH_INV is bit 3; soft-RoCE
+// (rxe, Linux 6.1 with rdma-core 44) copies the kernel's work completion to user space as it is,
+// where IB_WC_WITH_INVALIDATE is bit 2, which in libibverbs is IBV_WC_IP_CSUM_OK. That flag
+// belongs to raw packet and UD receives and never describes an RC receive, so on our RC queue
+// pairs either bit means "with invalidate" (the rkey is in the same place either way).
+constexpr unsigned kWcWithInvalidate = IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK;
+
 // RDMA_CM_EVENT_* values as bits of VerbsQueuePair::cm_events_seen_ (all below 32).
 constexpr uint32_t event_bit(int event) {
     return event >= 0 && event < 32 ? 1u << event : 0;
@@ -608,7 +615,7 @@ bool VerbsQueuePair::translate(const ibv_wc& wc, Completion& out) {
         out.error = ibv_wc_status_str(wc.status);
     out.byte_len = out.op == Completion::Op::Receive && out.ok ? wc.byte_len : 0;
     out.invalidated_rkey.reset();
-    if (out.ok && out.op == Completion::Op::Receive && (wc.wc_flags & IBV_WC_WITH_INV))
+    if (out.ok && out.op == Completion::Op::Receive && (wc.wc_flags & kWcWithInvalidate))
         out.invalidated_rkey = wc.invalidated_rkey;
     return true;
 }

@@ -121,10 +121,17 @@ class VerbsProviderTest : public ::testing::Test {
         // Everything this test made is gone again: the kernel's resource tracking is back to
         // where the test started (QPs, CQs, PDs, MRs, CM ids).
         std::string now = rdma_resources();
-        for (int i = 0; i < 10 && now != baseline_; ++i) {
-            std::this_thread::sleep_for(100ms);
+        auto t0 = std::chrono::steady_clock::now();
+        while (now != baseline_ && std::chrono::steady_clock::now() - t0 < 20s) {
+            std::this_thread::sleep_for(500ms);
             now = rdma_resources();
         }
+        if (now == baseline_ && std::chrono::steady_clock::now() - t0 > 1s)
+            std::cout << "resources back at the baseline after "
+                      << std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count()
+                      << " ms\n";
         EXPECT_EQ(baseline_, now) << "RDMA resources left behind:\n"
                                   << detail("pd") << detail("qp") << detail("cm_id")
                                   << detail("mr");
@@ -332,17 +339,26 @@ TEST_F(VerbsProviderTest, SendWithInvalidateReportsTheRkey) {
     ASSERT_NO_FATAL_FAILURE(connect_pair(2));
     auto& client_pd = static_cast<VerbsDomain&>(client_->domain());
     PageBuffer region(65536);
-    ibv_mr* mr = ibv_reg_mr(client_pd.pd(), region.data, region.size,
-                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                                IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
-    ASSERT_TRUE(mr) << errno_name(errno);
-    ibv_mw* mw = ibv_alloc_mw(client_pd.pd(), IBV_MW_TYPE_2);
-    if (!mw) {
-        int err = errno;
-        ibv_dereg_mr(mr);
-        GTEST_SKIP() << "no type 2 memory windows on " << client_pd.device_name() << ": "
-                     << errno_name(err);
-    }
+    // Released after the client's QP (which the window is bound through), also when an
+    // assertion ends the test early.
+    struct Window {
+        ibv_mr* mr = nullptr;
+        ibv_mw* mw = nullptr;
+        std::unique_ptr<VerbsQueuePair>* qp = nullptr;
+        ~Window() {
+            qp->reset();
+            if (mw) ibv_dealloc_mw(mw);
+            if (mr) ibv_dereg_mr(mr);
+        }
+    } window{nullptr, nullptr, &client_};
+    window.mr = ibv_reg_mr(client_pd.pd(), region.data, region.size,
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
+    ASSERT_TRUE(window.mr) << errno_name(errno);
+    ibv_mr* mr = window.mr;
+    window.mw = ibv_alloc_mw(client_pd.pd(), IBV_MW_TYPE_2);
+    ibv_mw* mw = window.mw;
+    if (!mw) GTEST_SKIP() << "no type 2 memory windows on " << client_pd.device_name();
     uint32_t rkey = ibv_inc_rkey(mw->rkey);
     ibv_send_wr bind{};
     bind.wr_id = 1ull << 40;  // unsignaled, outside the provider's wr_id space
@@ -393,9 +409,6 @@ TEST_F(VerbsProviderTest, SendWithInvalidateReportsTheRkey) {
     auto after = collect(*server_, 1);
     ASSERT_EQ(after.size(), 1u);
     EXPECT_FALSE(after[0].ok) << "RDMA WRITE through an invalidated rkey succeeded";
-    client_.reset();  // the QP goes before the window and the region it bound
-    ibv_dealloc_mw(mw);
-    ibv_dereg_mr(mr);
 }
 
 TEST_F(VerbsProviderTest, RdmaWriteAndReadVerified) {
