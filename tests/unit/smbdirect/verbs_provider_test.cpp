@@ -406,8 +406,11 @@ TEST_F(VerbsProviderTest, SendWithInvalidateReportsTheRkey) {
     // The window is invalid now: an RDMA WRITE through it fails.
     LocalSegment w{msg.data + 2048, 4, smr->lkey};
     ASSERT_TRUE(server_->post_write(10, {&w, 1}, reinterpret_cast<uintptr_t>(region.data), rkey));
+    // (The failed WRITE puts the server's QP in error: its remaining receive is flushed too.)
     auto after = collect(*server_, 1);
-    ASSERT_EQ(after.size(), 1u);
+    ASSERT_GE(after.size(), 1u);
+    EXPECT_EQ(after[0].op, Op::Write);
+    EXPECT_EQ(after[0].wr_id, 10u);
     EXPECT_FALSE(after[0].ok) << "RDMA WRITE through an invalidated rkey succeeded";
 }
 
@@ -527,6 +530,13 @@ TEST_F(VerbsProviderTest, ConnectWithoutListenerFails) {
     run_until([&] { return done; });
     ASSERT_TRUE(done);
     EXPECT_FALSE(status);
+    // librdmacm (rdma-core 44) keeps the device's internal PD of the rejected id until its next
+    // use of the device (seen in the VM: a PD with no users stays for 20 s and more, and goes
+    // with the next bind to the device): bind once so that the resource check below sees the
+    // baseline again.
+    listener_ = VerbsConnectionRequests::listen(loop_, addr_, 0, req_, &error, logger());
+    EXPECT_TRUE(listener_) << error;
+    listener_.reset();
     std::cout << "connect without a listener: " << error << " after "
               << std::chrono::duration_cast<std::chrono::milliseconds>(
                      std::chrono::steady_clock::now() - t0)
