@@ -110,6 +110,13 @@ class VerbsMemoryRegion final : public MemoryRegion {
     std::shared_ptr<VerbsDomain> domain_;  // the PD outlives its regions
 };
 
+// A receive completion that carries an invalidated rkey. IBV_WC_WITH_INV is bit 3; soft-RoCE
+// (rxe, Linux 6.1 with rdma-core 44) copies the kernel's work completion to user space as it is,
+// where IB_WC_WITH_INVALIDATE is bit 2, which in libibverbs is IBV_WC_IP_CSUM_OK. That flag
+// belongs to raw packet and UD receives and never describes an RC receive, so on our RC queue
+// pairs either bit means "with invalidate" (the rkey is in the same place either way).
+constexpr unsigned kWcWithInvalidate = IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK;
+
 // RDMA_CM_EVENT_* values as bits of VerbsQueuePair::cm_events_seen_ (all below 32).
 constexpr uint32_t event_bit(int event) {
     return event >= 0 && event < 32 ? 1u << event : 0;
@@ -368,15 +375,18 @@ void VerbsQueuePair::drain_cm_events() {
         }
         cm_events_seen_ |= event_bit(type);
         if (is_connection_failure(type) && cm_failure_ < 0) cm_failure_ = type;
-        if (type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
-            type == RDMA_CM_EVENT_DEVICE_REMOVAL)
-            disconnected_ = true;
+        bool gone = type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
+                    type == RDMA_CM_EVENT_DEVICE_REMOVAL;
         if (type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
             device_removed_ = true;
             log("rdma: device " + (domain_ ? domain_->device_name() : std::string("?")) +
                 " removed under the connection with " + peer());
         }
         rdma_ack_cm_event(ev);
+        // The peer's DREQ leaves our QP as it was (librdmacm moves it to the error state only
+        // in rdma_disconnect): answer it with ours, so that the work in flight is flushed and
+        // completes, as the interface promises.
+        if (gone) disconnect();
     }
 }
 
@@ -592,7 +602,8 @@ Status VerbsQueuePair::post_read(uint64_t wr_id, std::span<const LocalSegment> i
                         std::nullopt);
 }
 
-void VerbsQueuePair::translate(const ibv_wc& wc, Completion& out) {
+bool VerbsQueuePair::translate(const ibv_wc& wc, Completion& out) {
+    if (wc.wr_id >= slots_.size()) return false;
     const Slot& slot = slots_[size_t(wc.wr_id)];
     out.wr_id = slot.wr_id;
     out.op = slot.op;
@@ -604,14 +615,15 @@ void VerbsQueuePair::translate(const ibv_wc& wc, Completion& out) {
         out.error = ibv_wc_status_str(wc.status);
     out.byte_len = out.op == Completion::Op::Receive && out.ok ? wc.byte_len : 0;
     out.invalidated_rkey.reset();
-    if (out.ok && out.op == Completion::Op::Receive && (wc.wc_flags & IBV_WC_WITH_INV))
+    if (out.ok && out.op == Completion::Op::Receive && (wc.wc_flags & kWcWithInvalidate))
         out.invalidated_rkey = wc.invalidated_rkey;
+    return true;
 }
 
 size_t VerbsQueuePair::poll(std::span<Completion> out) {
     size_t n = 0;
     while (n < out.size() && pending_next_ < pending_count_)
-        translate(pending_[pending_next_++], out[n++]);
+        if (translate(pending_[pending_next_++], out[n])) ++n;
     if (!cq_) return n;
     std::array<ibv_wc, kPendingWc> wc;
     while (n < out.size()) {
@@ -619,10 +631,14 @@ size_t VerbsQueuePair::poll(std::span<Completion> out) {
         int got = ibv_poll_cq(cq_, want, wc.data());
         if (got <= 0) break;
         for (int i = 0; i < got; ++i)
-            translate(wc[size_t(i)], out[n++]);
+            if (translate(wc[size_t(i)], out[n])) ++n;
         if (got < want) break;
     }
     return n;
+}
+
+ibv_qp* VerbsQueuePair::native_qp() const {
+    return qp_created_ ? id_->qp : nullptr;
 }
 
 asio::awaitable<void> VerbsQueuePair::wait() {

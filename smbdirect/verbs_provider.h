@@ -25,6 +25,7 @@
 
 struct ibv_context;
 struct ibv_pd;
+struct ibv_qp;
 struct ibv_cq;
 struct ibv_comp_channel;
 struct ibv_wc;
@@ -135,6 +136,9 @@ class VerbsQueuePair final : public QueuePair {
     // The device went away (RDMA_CM_EVENT_DEVICE_REMOVAL): destroy this queue pair and every
     // memory region of its domain soon, the kernel waits for that to finish the removal.
     bool device_removed() const { return device_removed_; }
+    // The verbs QP, for what the interface does not cover (tests bind memory windows with it).
+    // Work requests posted on it directly must be unsignaled and use a wr_id >= 2^32.
+    ibv_qp* native_qp() const;
 
   private:
     friend class VerbsConnectionRequests;
@@ -156,7 +160,8 @@ class VerbsQueuePair final : public QueuePair {
     asio::awaitable<Status> wait_for_cm_event(int want, std::chrono::milliseconds timeout,
                                               std::string* error);
     int take_slot(uint64_t wr_id, Completion::Op op);
-    void translate(const ibv_wc& wc, Completion& out);
+    // False for a completion of a work request not posted through this class (native_qp()).
+    bool translate(const ibv_wc& wc, Completion& out);
     Status post_send_wr(uint64_t wr_id, Completion::Op op, int opcode,
                         std::span<const LocalSegment> sges, uint64_t remote_addr, uint32_t rkey,
                         std::optional<uint32_t> invalidate_rkey);
