@@ -389,10 +389,12 @@ void Server::run() {
     }
     for (size_t i = 1; i < loops_.size(); ++i) {
         threads_.emplace_back([this, i] {
+            if (config_.global.transport_rdma) vfs::keep_credentials_on_this_thread();
             auto guard = asio::make_work_guard(*loops_[i]);
             loops_[i]->run();
         });
     }
+    if (config_.global.transport_rdma) vfs::keep_credentials_on_this_thread();
     auto guard = asio::make_work_guard(*loops_[0]);
     loops_[0]->run();
     for (auto& t : threads_)

@@ -4,6 +4,7 @@
 // runs, 3.3.4.1 after it returns).
 #pragma once
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -207,7 +208,9 @@ template <class F>
 auto run_blocking(asio::any_io_executor home, asio::thread_pool& pool,
                   std::shared_ptr<const vfs::UnixIdentity> who, F f)
     -> asio::awaitable<std::invoke_result_t<F>> {
-    co_await asio::post(pool, asio::use_awaitable);
+    // The completion must be bound to the pool: with plain use_awaitable the coroutine would
+    // resume on its own executor (the loop) and the call would run there.
+    co_await asio::post(pool, asio::bind_executor(pool, asio::use_awaitable));
     // The pool thread keeps `who`'s credentials (null: the daemon's) after the call
     // (StickyFsCredentials): the next call of the same user on it needs no system call.
     if constexpr (std::is_void_v<std::invoke_result_t<F>>) {

@@ -48,6 +48,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -310,7 +311,9 @@ asio::awaitable<int> Engine::fallback(const vfs::UnixIdentity* who, F f) {
     ++stats_.fallback_ops;
     if (!opts_.blocking_pool) co_return as_user(who, f);
     auto home = ex_;
-    co_await asio::post(*opts_.blocking_pool, asio::use_awaitable);
+    // Bound to the pool, or the coroutine would resume on the loop and run f() there.
+    co_await asio::post(*opts_.blocking_pool,
+                        asio::bind_executor(*opts_.blocking_pool, asio::use_awaitable));
     int r = as_user(who, f);
     co_await asio::post(home, asio::use_awaitable);
     co_return r;

@@ -1,5 +1,7 @@
 #include "server/vfs/fs_credentials.h"
 
+#include <execinfo.h>
+
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
@@ -60,6 +62,18 @@ thread_local std::vector<gid_t> tl_groups;
 
 // Credential changes this thread made (each gives the thread a new kernel cred).
 thread_local uint64_t tl_switches = 0;
+thread_local bool tl_keep = false;
+
+void count_switch() {
+    ++tl_switches;
+    if (tl_keep && tl_switches == 1) {
+        // A bug: the thread drives SMB Direct, whose kernel files now refuse it.
+        log_error("credentials switched on an event loop thread; SMB Direct fails on it:");
+        void* frames[32];
+        int n = ::backtrace(frames, 32);
+        ::backtrace_symbols_fd(frames, n, 2);
+    }
+}
 
 [[noreturn]] void switch_failed(const char* call, uid_t uid, gid_t gid, int err) {
     log_error("cannot switch file-system credentials (", call, " for uid ", uid, " gid ", gid,
@@ -76,7 +90,7 @@ thread_local uint64_t tl_switches = 0;
 void apply(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) {
     if (tl_uid == uid && tl_gid == gid && tl_groups == groups) return;
     if (!credentials_switchable()) return;
-    ++tl_switches;
+    count_switch();
     // Groups and gid first: the fsuid change may drop capabilities, though none of these
     // calls needs a file capability.
     if (tl_groups != groups) {
@@ -249,7 +263,7 @@ FsUidOnly::FsUidOnly(const UnixIdentity* who) {
     if (who == nullptr || !credentials_switchable()) return;
     ensure_initialised();
     if (tl_uid == who->uid) return;
-    ++tl_switches;
+    count_switch();
     if (uid_t(::syscall(SYS_setfsuid, who->uid)) != tl_uid)
         switch_failed("setfsuid", who->uid, tl_gid, EPERM);
     saved_ = tl_uid;
@@ -265,5 +279,7 @@ FsUidOnly::~FsUidOnly() {
 }
 
 uint64_t credential_switches_on_this_thread() { return tl_switches; }
+
+void keep_credentials_on_this_thread() { tl_keep = true; }
 
 }  // namespace daxsmbd::server::vfs

@@ -117,6 +117,9 @@ class [[nodiscard]] FsUidOnly {
 // credential is not the one they were opened with: the event loops, which drive SMB Direct,
 // must never switch (io::EngineOptions).
 uint64_t credential_switches_on_this_thread();
+// Marks the calling thread as one that must keep its credentials: a switch on it is logged as
+// the error it is, with a backtrace.
+void keep_credentials_on_this_thread();
 
 // The daemon's own uid (root), as an identity for FsUidOnly.
 const UnixIdentity& daemon_identity();
