@@ -146,6 +146,7 @@ asio::awaitable<Result<std::unique_ptr<Transport>>> SmbdListener::accept(asio::i
     auto conn = std::make_shared<smbdirect::SmbdConnection>(
         std::move(*qp), config_, loop.get_executor(), &counters_,
         [peer](const std::string& s) { log_info("SMB Direct ", peer, ": ", s); });
+    conn->set_trace(g_log_level.load(std::memory_order_relaxed) >= 3);
     std::unique_ptr<Transport> t =
         std::make_unique<SmbdTransport>(conn, pool_, registrations_, &counters_);
     co_return t;

@@ -65,6 +65,9 @@ class SmbdTransport final : public Transport, public RdmaChannel {
     asio::awaitable<Result<PoolBuffer>> pull(std::span<const smbdirect::BufferDescriptorV1> from,
                                              size_t length) override;
     uint32_t max_read_write_size() const override;
+    size_t max_inline_message() const override {
+        return conn_->parameters().max_fragmented_send_size;
+    }
 
   private:
     asio::awaitable<Status> send_message(std::span<const protocol::Bytes> fragments, Payload& tail,

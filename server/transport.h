@@ -39,6 +39,9 @@ class RdmaChannel {
     // The payload kinds push() takes (Memory always; Mapped where the DAX mapping is
     // registered for RDMA).
     virtual PayloadKinds push_kinds() const { return PayloadKind::Memory; }
+    // The largest message the peer reassembles (MS-SMBD MaxFragmentedSize): a READ answered
+    // inline must fit in it.
+    virtual size_t max_inline_message() const = 0;
     // The largest READ or WRITE by RDMA the connection negotiated (MS-SMBD MaxReadWriteSize).
     virtual uint32_t max_read_write_size() const = 0;
 };

@@ -18,6 +18,16 @@ class EmulatedRegion final : public MemoryRegion {
     uint32_t key_;
 };
 
+}  // namespace
+
+std::recursive_mutex& EmulatedDomain::regions_mu() {
+    // One lock for the regions of every emulated domain: a peer checks them from its thread.
+    static std::recursive_mutex mu;
+    return mu;
+}
+
+namespace {
+
 Completion completion(uint64_t wr_id, Completion::Op op) {
     Completion c;
     c.wr_id = wr_id;
@@ -38,6 +48,7 @@ std::unique_ptr<MemoryRegion> EmulatedDomain::register_memory(void* addr, size_t
         if (why) *why = "EINVAL";
         return nullptr;
     }
+    std::lock_guard lk(regions_mu());
     const uint32_t key = next_key_++;
     regions[key] = Entry{static_cast<std::byte*>(addr), length, access_bits, true};
     auto r = std::make_unique<EmulatedRegion>(shared_from_this(), key);
@@ -51,6 +62,16 @@ struct EmulatedQueuePair::Link {
     std::recursive_mutex mu;  // everything of both ends
     EmulatedQueuePair* side[2] = {nullptr, nullptr};
     bool down = false;
+    // Until the passive end accepts, the active end's sends wait here, as a device holds them
+    // until the connection is established.
+    bool established = true;
+    struct HeldSend {
+        int from;
+        uint64_t wr_id;
+        std::vector<LocalSegment> segs;
+        std::optional<uint32_t> invalidate;
+    };
+    std::vector<HeldSend> held;
 };
 
 QueuePairCaps EmulatedQueuePair::default_caps() {
@@ -121,7 +142,12 @@ void EmulatedQueuePair::complete(Completion c) {
 }
 
 asio::awaitable<Status> EmulatedQueuePair::accept() {
+    std::lock_guard lk(link_->mu);
     if (link_->down) co_return Error(NtStatus::ConnectionDisconnected);
+    link_->established = true;
+    auto held = std::move(link_->held);
+    for (auto& h : held)
+        if (auto* q = link_->side[h.from]) (void)q->post_send(h.wr_id, h.segs, h.invalidate);
     co_return Status{};
 }
 
@@ -157,6 +183,7 @@ std::optional<size_t> EmulatedQueuePair::check_local(std::span<const LocalSegmen
     if (segs.size() > caps_.max_send_sge) return std::nullopt;
     size_t n = 0;
     for (auto& s : segs) {
+        std::lock_guard dl(EmulatedDomain::regions_mu());
         auto it = domain_->regions.find(s.lkey);
         if (it == domain_->regions.end() || !it->second.valid) return std::nullopt;
         auto& e = it->second;
@@ -171,6 +198,7 @@ std::optional<size_t> EmulatedQueuePair::check_local(std::span<const LocalSegmen
 std::byte* EmulatedQueuePair::remote(uint64_t addr, uint32_t rkey, size_t len, unsigned need) {
     auto* o = other();
     if (!o) return nullptr;
+    std::lock_guard dl(EmulatedDomain::regions_mu());
     auto it = o->domain_->regions.find(rkey);
     if (it == o->domain_->regions.end() || !it->second.valid) return nullptr;
     auto& e = it->second;
@@ -196,6 +224,10 @@ Status EmulatedQueuePair::post_send(uint64_t wr_id, std::span<const LocalSegment
     if (link_->down) return Error(NtStatus::ConnectionDisconnected);
     auto len = check_local(from, false);
     if (!len) return Error(NtStatus::InvalidParameter);
+    if (!link_->established) {
+        link_->held.push_back({side_, wr_id, {from.begin(), from.end()}, invalidate_rkey});
+        return {};
+    }
     auto* o = other();
     Completion mine = completion(wr_id, Completion::Op::Send);
     if (!o || o->receives_.empty()) {
@@ -225,6 +257,7 @@ Status EmulatedQueuePair::post_send(uint64_t wr_id, std::span<const LocalSegment
     }
     theirs.byte_len = uint32_t(*len);
     if (invalidate_rkey) {
+        std::lock_guard dl(EmulatedDomain::regions_mu());
         auto it = o->domain_->regions.find(*invalidate_rkey);
         if (it == o->domain_->regions.end() || !it->second.valid) {
             mine.ok = theirs.ok = false;
@@ -269,6 +302,7 @@ Status EmulatedQueuePair::post_write(uint64_t wr_id, std::span<const LocalSegmen
 
 Status EmulatedQueuePair::post_read(uint64_t wr_id, std::span<const LocalSegment> into,
                                     uint64_t remote_addr, uint32_t rkey) {
+    std::lock_guard lk(link_->mu);
     if (link_->down) return Error(NtStatus::ConnectionDisconnected);
     auto len = check_local(into, true);
     if (!len) return Error(NtStatus::InvalidParameter);
@@ -329,6 +363,7 @@ EmulatedConnectionRequests::~EmulatedConnectionRequests() = default;
 std::unique_ptr<EmulatedQueuePair> EmulatedConnectionRequests::connect(
     boost::asio::any_io_executor client) {
     auto [active, passive] = EmulatedQueuePair::make_pair(client, client);
+    active->link_->established = false;  // until the listener's side accepts
     std::lock_guard lk(q_->mu);
     if (q_->closed) return nullptr;
     q_->waiting.push_back(std::move(passive));

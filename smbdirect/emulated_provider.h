@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "smbdirect/event.h"
 #include "smbdirect/provider.h"
@@ -45,10 +46,23 @@ class EmulatedDomain final : public ProtectionDomain,
         unsigned access;
         bool valid;
     };
-    // Registered regions by key (lkey == rkey here).
+    // Registered regions by key (lkey == rkey here), under regions_mu().
     std::map<uint32_t, Entry> regions;
-    void forget(uint32_t key) { regions.erase(key); }
-    size_t registrations() const { return regions.size(); }
+    static std::recursive_mutex& regions_mu();
+    void forget(uint32_t key) {
+        std::lock_guard lk(regions_mu());
+        regions.erase(key);
+    }
+    size_t registrations() const {
+        std::lock_guard lk(regions_mu());
+        return regions.size();
+    }
+    // Whether `rkey` names a valid region (a Send with Invalidate clears it).
+    bool valid(uint32_t rkey) const {
+        std::lock_guard lk(regions_mu());
+        auto it = regions.find(rkey);
+        return it != regions.end() && it->second.valid;
+    }
 
   private:
     uint32_t next_key_ = 0x100;
@@ -93,6 +107,7 @@ class EmulatedQueuePair final : public QueuePair {
     size_t max_posted_receives() const { return max_posted_; }
 
   private:
+    friend class EmulatedConnectionRequests;
     struct Link;
     EmulatedQueuePair(std::shared_ptr<Link> link, int side, boost::asio::any_io_executor ex,
                       QueuePairCaps caps);

@@ -264,11 +264,15 @@ void SmbdConnection::handle(Completion& c) {
         --posted_;
         idle_recv_slots_.push_back(uint32_t(id));
         if (!c.ok) {
-            if (!closed_) {
-                if (counters_) ++counters_->disconnects_on_error;
-                log("receive failed: " + c.error);
-                close("receive failed");
+            if (closed_) return;
+            // Receives are flushed when the peer disconnects: an orderly end, not an error.
+            if (qp_->disconnected()) {
+                close("the peer disconnected");
+                return;
             }
+            if (counters_) ++counters_->disconnects_on_error;
+            log("receive failed: " + c.error);
+            close("receive failed");
             return;
         }
         handle_receive(c);
@@ -285,6 +289,8 @@ void SmbdConnection::handle(Completion& c) {
         return;
     }
     if (c.op == Completion::Op::Read) --reads_in_flight_;
+    if (trace_)
+        log("RDMA completion op " + std::to_string(id) + (c.ok ? " ok" : " failed: " + c.error));
     auto it = ops_.find(id);
     if (it == ops_.end()) return;
     --it->second.pending;
@@ -616,6 +622,12 @@ asio::awaitable<Status> SmbdConnection::rdma(bool write, std::span<const BufferD
             }
             ++sq_in_flight_;
             if (!write) ++reads_in_flight_;
+            if (trace_)
+                log(std::string(write ? "RDMA WRITE" : "RDMA READ") + " op " + std::to_string(id) +
+                    " posted: " + std::to_string(got) + " bytes at " + std::to_string(raddr) +
+                    " rkey " + std::to_string(d.token) + " reads in flight " +
+                    std::to_string(reads_in_flight_) + "/" +
+                    std::to_string(caps.max_rdma_read_outstanding));
             ++ops_[id].pending;
             if (counters_) {
                 if (write) {

@@ -108,6 +108,8 @@ class SmbdConnection : public std::enable_shared_from_this<SmbdConnection> {
     uint32_t posted_receives() const { return posted_; }
     uint32_t granted_receive_credits() const { return granted_; }
     uint32_t send_credits() const { return send_credits_; }
+    // Log every RDMA transfer (debugging; "log level = 3").
+    void set_trace(bool on) { trace_ = on; }
 
   private:
     struct RdmaOp {
@@ -152,6 +154,7 @@ class SmbdConnection : public std::enable_shared_from_this<SmbdConnection> {
     SmbdTimers timers_;
     Event event_;  // completions processed, credits or slots freed, messages ready, closed
 
+    bool trace_ = false;
     bool negotiated_ = false;
     bool active_ = false;  // we sent the negotiate request
     bool closed_ = false;

@@ -81,6 +81,19 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
         if (rdma->invalidate) ctx.invalidate_token = rdma->buffers[0].token;
     }
 
+    // Over SMB Direct a READ answered inline must fit in what the client reassembles (MS-SMBD
+    // 3.1.5.4: a message above MaxFragmentedSize cannot be sent): the header, the 16-byte
+    // body and, when sealed, the TRANSFORM_HEADER around them.
+    if (!rdma && ctx.conn.rdma) {
+        const size_t overhead = kHeaderSize + 16 + (ctx.request_encrypted ? 52 : 0);
+        if (req->length + overhead > ctx.conn.rdma->max_inline_message()) {
+            ctx.log().debug("READ of ", req->length, " bytes without an RDMA channel refused: ",
+                            "more than the client reassembles (",
+                            ctx.conn.rdma->max_inline_message(), ")");
+            co_return NtStatus::InvalidParameter;
+        }
+    }
+
     if (open->local.pipe) {
         if (rdma) co_return NtStatus::InvalidParameter;  // pipe data is small: inline
         co_return co_await read_pipe(ctx, open, *req);

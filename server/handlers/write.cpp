@@ -58,6 +58,21 @@ bool gap_exceeds_free_space(int fd, uint64_t size, uint64_t offset) {
 // instead of DISK_FULL on an almost full volume.
 constexpr uint64_t kUncheckedGap = 64ull << 20;
 
+// MS-SMB2 3.3.5.13: the RDMA channel of a WRITE (none: nullopt). Its data comes from the
+// client's buffers, RemainingBytes of it, nothing inline; req.length becomes that count.
+Result<std::optional<RdmaTransfer>> rdma_channel_of(RequestContext& ctx, WriteRequest& req) {
+    if (req.channel == channel::kNone) return std::optional<RdmaTransfer>();
+    if (req.length != 0) return Error(NtStatus::InvalidParameter);
+    if (req.remaining_bytes > ctx.conn.state.max_write_size)
+        return Error(NtStatus::InvalidParameter);
+    auto t = rdma_transfer(ctx, req.channel, req.channel_info, req.remaining_bytes);
+    if (!t) return Error(t.status());
+    // Also when the WRITE fails: the client relies on the server to invalidate.
+    if (t->invalidate) ctx.invalidate_token = t->buffers[0].token;
+    req.length = req.remaining_bytes;
+    return std::optional<RdmaTransfer>(std::move(*t));
+}
+
 }  // namespace
 
 asio::awaitable<NtStatus> write(RequestContext& ctx) {
@@ -72,22 +87,11 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     // body (DataOffset at most 0x100).
     if (req->length > ctx.conn.state.max_write_size) co_return NtStatus::InvalidParameter;
     if (req->length > 0 && req->data_offset > 0x100) co_return NtStatus::InvalidParameter;
-    // An RDMA channel: the data is read from the client's buffers, RemainingBytes of it, and
-    // nothing comes inline (MS-SMB2 3.3.5.13).
-    std::optional<RdmaTransfer> rdma;
-    if (req->channel != channel::kNone) {
-        if (req->length != 0) co_return NtStatus::InvalidParameter;
-        if (req->remaining_bytes > ctx.conn.state.max_write_size)
-            co_return NtStatus::InvalidParameter;
-        auto t = rdma_transfer(ctx, req->channel, req->channel_info, req->remaining_bytes);
-        if (!t) co_return t.status();
-        rdma = std::move(*t);
-        if (rdma->invalidate) ctx.invalidate_token = rdma->buffers[0].token;
-        req->length = req->remaining_bytes;
-    }
+    auto rdma = rdma_channel_of(ctx, *req);
+    if (!rdma) co_return rdma.status();
 
     if (open->local.pipe) {
-        if (rdma) co_return NtStatus::InvalidParameter;  // pipe messages are small: inline
+        if (*rdma) co_return NtStatus::InvalidParameter;  // pipe messages are small: inline
         // MS-SMB2 3.3.5.13: write-through / unbuffered are meaningless on a pipe (3.x).
         if (is_smb3(dialect) &&
             (req->flags & (write_flags::kWriteThrough | write_flags::kWriteUnbuffered)))
@@ -165,8 +169,8 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
         }
     }
     PoolBuffer pulled;
-    if (rdma) {
-        auto from = smbdirect::select_range(rdma->buffers, 0, req->length);
+    if (*rdma) {
+        auto from = smbdirect::select_range((*rdma)->buffers, 0, req->length);
         if (!from) co_return NtStatus::InvalidParameter;
         auto got = co_await ctx.conn.rdma->pull(*from, req->length);
         if (!got) co_return got.status();
