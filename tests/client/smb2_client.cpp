@@ -122,6 +122,14 @@ Status Smb2Client::connect(const std::string& host, uint16_t port) {
     return {};
 }
 
+Status Smb2Client::attach(std::unique_ptr<MessageLink> link, std::string host) {
+    disconnect();
+    if (!link || !link->connected()) return Error(local_status::kDisconnected);
+    link_ = std::move(link);
+    host_ = std::move(host);
+    return {};
+}
+
 bool Smb2Client::bind_source(int fd, int family) const {
     sockaddr_storage ss{};
     socklen_t len = 0;
@@ -144,6 +152,9 @@ bool Smb2Client::bind_source(int fd, int family) const {
 void Smb2Client::disconnect() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    link_.reset();
+    link_pending_.reset();
+    last_invalidated_rkey_.reset();
     dialect_ = Dialect::None;
     negotiated_ = NegotiateResponse{};
     multi_credit_ = false;
@@ -208,10 +219,12 @@ Status Smb2Client::read_exact(std::byte* p, size_t n, Clock::time_point deadline
 }
 
 Status Smb2Client::send_raw(Bytes bytes) {
+    if (link_) return link_->send(bytes);  // a link has no byte stream: one message
     return write_all(bytes.data(), bytes.size());
 }
 
 Status Smb2Client::send_frame(Bytes msg) {
+    if (link_) return link_->send(msg);  // MS-SMB2 2.1: SMB Direct has no framing header
     if (msg.size() > 0xFFFFFF) return Error(NtStatus::InvalidParameter);
     std::array<uint8_t, 4> hdr{0, uint8_t(msg.size() >> 16), uint8_t(msg.size() >> 8),
                                uint8_t(msg.size())};
@@ -219,7 +232,23 @@ Status Smb2Client::send_frame(Bytes msg) {
     return write_all(msg.data(), msg.size());
 }
 
+Result<Bytes> Smb2Client::receive_from_link(Clock::time_point deadline) {
+    std::optional<MessageLink::Message> m = std::move(link_pending_);
+    link_pending_.reset();
+    if (!m) {
+        auto got = link_->receive(deadline);
+        if (!got) return Error(got.status());
+        m = std::move(*got);
+    }
+    rx_link_ = std::move(m->bytes);
+    rx_invalidated_rkey_ = m->invalidated_rkey;
+    if (m->invalidated_rkey) last_invalidated_rkey_ = m->invalidated_rkey;
+    ++frames_received_;
+    return Bytes(rx_link_);
+}
+
 Result<Bytes> Smb2Client::receive_frame(Clock::time_point deadline) {
+    if (link_) return receive_from_link(deadline);
     std::array<std::byte, 4> hdr;
     DAX_CHECK(read_exact(hdr.data(), 4, deadline));
     // MS-SMB2 2.1: byte 0 is zero, then a 24-bit big-endian length.
@@ -244,8 +273,18 @@ Result<Bytes> Smb2Client::receive_raw(std::chrono::milliseconds timeout) {
 }
 
 Smb2Client::PeerState Smb2Client::wait_closed(std::chrono::milliseconds timeout) {
-    if (fd_ < 0) return PeerState::Closed;
     auto deadline = Clock::now() + timeout;
+    if (link_) {
+        // The message that arrived is kept for the next receive (what MSG_PEEK does on TCP).
+        if (link_pending_) return PeerState::Data;
+        auto m = link_->receive(deadline);
+        if (m) {
+            link_pending_ = std::move(*m);
+            return PeerState::Data;
+        }
+        return m.status() == local_status::kTimeout ? PeerState::Timeout : PeerState::Closed;
+    }
+    if (fd_ < 0) return PeerState::Closed;
     for (;;) {
         pollfd pf{fd_, POLLIN, 0};
         int rc = ::poll(&pf, 1, remaining_ms(deadline));
@@ -391,6 +430,8 @@ void Smb2Client::finish_message() {
 
 Status Smb2Client::flush_message() {
     if (tx_error_ != NtStatus::Success) return Error(tx_error_);
+    // MS-SMB2 2.1: over SMB Direct the message goes without the Direct TCP header.
+    if (link_) return link_->send(Bytes(tx_).subspan(4));
     return write_all(tx_.data(), tx_.size());
 }
 
@@ -486,13 +527,15 @@ RawReply Smb2Client::wait_any() {
 }
 
 RawReply Smb2Client::wait_for(std::optional<uint64_t> want, bool return_interim) {
-    auto finish = [&](MutableBytes elem, const Header& h, bool encrypted) {
+    auto finish = [&](MutableBytes elem, const Header& h, bool encrypted,
+                      std::optional<uint32_t> invalidated_rkey) {
         RawReply r;
         r.from_server = true;
         r.header = h;
         r.status = NtStatus(h.status);
         r.msg = elem;
         r.encrypted = encrypted;
+        r.invalidated_rkey = invalidated_rkey;
         if (!check_signature(elem, h, &r.signature_verified, encrypted)) {
             r.from_server = false;
             r.status = local_status::kBadSignature;
@@ -503,14 +546,17 @@ RawReply Smb2Client::wait_for(std::optional<uint64_t> want, bool return_interim)
     if (it != stash_.end()) {
         stash_hold_ = std::move(it->second.msg);
         bool encrypted = it->second.encrypted;
+        std::optional<uint32_t> invalidated_rkey = it->second.invalidated_rkey;
         stash_.erase(it);
         auto h = Header::parse(stash_hold_);
-        return finish(MutableBytes(stash_hold_), *h, encrypted);
+        return finish(MutableBytes(stash_hold_), *h, encrypted, invalidated_rkey);
     }
     auto deadline = Clock::now() + opts_.timeout;
     for (;;) {
         auto frame = receive_frame(deadline);
         if (!frame) return local_failure(frame.status());
+        const std::optional<uint32_t> invalidated_rkey =
+            link_ ? rx_invalidated_rkey_ : std::nullopt;
         auto* base = const_cast<std::byte*>(frame->data());
         size_t n = frame->size();
         bool encrypted = false;
@@ -558,10 +604,11 @@ RawReply Smb2Client::wait_for(std::optional<uint64_t> want, bool return_interim)
                 auto& st = stash_[h->message_id];
                 st.msg.assign(elem.begin(), elem.end());
                 st.encrypted = encrypted;
+                st.invalidated_rkey = invalidated_rkey;
             }
             if (!next) break;
         }
-        if (found) return finish(*found, found_h, encrypted);
+        if (found) return finish(*found, found_h, encrypted, invalidated_rkey);
     }
 }
 
@@ -1000,6 +1047,85 @@ Reply<WriteResponse> Smb2Client::write(FileId id, uint64_t offset, Bytes data) {
     CallOptions co;
     co.payload = data.size();
     return typed_call<WriteRequest, WriteResponse>(Command::Write, req, co);
+}
+
+ByteVector Smb2Client::channel_info_of(std::span<const smbdirect::BufferDescriptorV1> list) {
+    // MS-SMBD 2.2.3.1: Offset (8), Token (4), Length (4), little-endian.
+    ByteVector out;
+    ByteWriter w(out);
+    for (const auto& d : list) {
+        w.u64(d.offset);
+        w.u32(d.token);
+        w.u32(d.length);
+    }
+    return out;
+}
+
+Reply<ReadResponse> Smb2Client::read_channel(FileId id, uint64_t offset, uint32_t length,
+                                             uint32_t channel, Bytes channel_info,
+                                             const CallOptions& co) {
+    ReadRequest req;
+    req.file_id = id;
+    req.offset = offset;
+    req.length = length;
+    req.channel = channel;
+    req.channel_info = channel_info;
+    CallOptions o = co;
+    if (o.payload == 0) o.payload = length;
+    return typed_call<ReadRequest, ReadResponse>(Command::Read, req, o);
+}
+
+Reply<WriteResponse> Smb2Client::write_channel(FileId id, uint64_t offset, uint32_t remaining_bytes,
+                                               uint32_t channel, Bytes channel_info,
+                                               const CallOptions& co) {
+    // MS-SMB2 2.2.21: an RDMA write sends nothing inline, Length 0 and DataOffset 0 (what
+    // WriteRequest::serialize writes for a channel without data); RemainingBytes is the length.
+    WriteRequest req;
+    req.file_id = id;
+    req.offset = offset;
+    req.channel = channel;
+    req.remaining_bytes = remaining_bytes;
+    req.channel_info = channel_info;
+    CallOptions o = co;
+    if (o.payload == 0) o.payload = remaining_bytes;
+    return typed_call<WriteRequest, WriteResponse>(Command::Write, req, o);
+}
+
+namespace {
+
+// A successful response to an _INVALIDATE request must have come with a Send with Invalidate
+// of the first buffer's token (MS-SMB2 3.3.5.12/3.3.5.13, MS-SMBD 3.1.4.1): the client hands the
+// buffer on, trusting that the server can no longer reach it.
+template <class R>
+R checked_invalidation(R r, std::span<const smbdirect::BufferDescriptorV1> buffers,
+                       bool invalidate) {
+    if (invalidate && r.ok() && !buffers.empty() && r.invalidated_rkey != buffers[0].token) {
+        r.from_server = false;
+        r.status = local_status::kBadResponse;
+    }
+    return r;
+}
+
+}  // namespace
+
+Reply<ReadResponse> Smb2Client::read_rdma(FileId id, uint64_t offset, uint32_t length,
+                                          std::span<const smbdirect::BufferDescriptorV1> into,
+                                          bool invalidate, const CallOptions& co) {
+    const ByteVector info = channel_info_of(into);
+    return checked_invalidation(
+        read_channel(id, offset, length, invalidate ? channel::kRdmaV1Invalidate : channel::kRdmaV1,
+                     Bytes(info), co),
+        into, invalidate);
+}
+
+Reply<WriteResponse> Smb2Client::write_rdma(FileId id, uint64_t offset, uint32_t length,
+                                            std::span<const smbdirect::BufferDescriptorV1> from,
+                                            bool invalidate, const CallOptions& co) {
+    const ByteVector info = channel_info_of(from);
+    return checked_invalidation(
+        write_channel(id, offset, length,
+                      invalidate ? channel::kRdmaV1Invalidate : channel::kRdmaV1, Bytes(info), co),
+        from, invalidate);
 }
 
 Reply<QueryInfoResponse> Smb2Client::query_info(const QueryInfoRequest& req) {

@@ -1,7 +1,9 @@
 // daxsmbd's own synchronous SMB2 client, built on the project's codec (protocol/) and auth code
 // (auth/): for end-to-end tests, the bad-input tool and (later) the load generator.
 //
-// One Smb2Client is one TCP connection with at most one session and one current tree. Calls
+// One Smb2Client is one connection with at most one session and one current tree: TCP (Direct
+// TCP framing, MS-SMB2 2.1), or a MessageLink that carries whole messages (SMB Direct,
+// tests/client/smbd_link.h) once attach()ed. Calls
 // block until the response arrives or the timeout passes; a call never throws. Every call
 // returns a Reply whose `status` is the server's NTSTATUS, or a local failure (timeout,
 // disconnect, malformed or badly signed response) with `from_server` false.
@@ -16,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -44,6 +47,7 @@
 #include "protocol/tree_connect.h"
 #include "protocol/tree_disconnect.h"
 #include "protocol/write.h"
+#include "smbdirect/smbd_codec.h"  // BufferDescriptorV1 (a plain struct: no link dependency)
 
 namespace daxsmbd::client {
 
@@ -71,6 +75,9 @@ struct RawReply {
     Bytes msg;
     bool signature_verified = false;  // the response was signed and its signature checked
     bool encrypted = false;           // the response came in a TRANSFORM_HEADER (decrypted)
+    // SMB Direct: the memory token of ours that the message carrying this response invalidated
+    // (Send with Invalidate, MS-SMBD 3.1.4.1 and 3.1.5.8).
+    std::optional<uint32_t> invalidated_rkey;
 
     bool ok() const { return from_server && status == NtStatus::Success; }
     // The ERROR response body (MS-SMB2 2.2.2) of a failed request.
@@ -136,6 +143,26 @@ struct NegotiateOptions {
     protocol::NegotiateContextList extra_contexts;
 };
 
+// A connection that carries whole SMB2 messages without the 4-byte Direct TCP header: SMB Direct
+// carries the message as it is (MS-SMB2 2.1), see tests/client/smbd_link.h. Smb2Client sends and
+// receives through an attached link instead of its TCP socket; the link's calls block.
+class MessageLink {
+  public:
+    struct Message {
+        ByteVector bytes;  // one whole SMB2 message (a TRANSFORM or a compound included)
+        // The memory token of ours that the peer invalidated with the send carrying this
+        // message (MS-SMBD 3.1.5.8 hands it up with the message).
+        std::optional<uint32_t> invalidated_rkey;
+    };
+    virtual ~MessageLink() = default;
+    // One message; local_status::kDisconnected once the connection is down.
+    virtual Status send(Bytes message) = 0;
+    // The next message: local_status::kTimeout at `deadline`, kDisconnected once the
+    // connection is down and every message received before was taken.
+    virtual Result<Message> receive(std::chrono::steady_clock::time_point deadline) = 0;
+    virtual bool connected() const = 0;
+};
+
 // Per-request overrides, mostly for tests that need a request the normal rules would not send.
 struct CallOptions {
     bool related = false;                    // SMB2_FLAGS_RELATED_OPERATIONS (compounds)
@@ -160,9 +187,17 @@ class Smb2Client {
     // ---- connection ----------------------------------------------------------------------------
     // TCP connect (IPv4/IPv6 literal or host name) with the call timeout.
     Status connect(const std::string& host, uint16_t port);
+    // Uses `link` (already connected, e.g. an SmbdLink after its MS-SMBD negotiation) as the
+    // connection from now on; `host` names the server in TREE_CONNECT paths. Every message
+    // goes through the link without the Direct TCP header, in both directions; signing,
+    // encryption, compounds and credits are the same as on TCP.
+    Status attach(std::unique_ptr<MessageLink> link, std::string host);
+    // The attached link (null on TCP).
+    MessageLink* link() const { return link_.get(); }
     void disconnect();
-    bool connected() const { return fd_ >= 0; }
-    // The socket, for callers that poll several clients from one thread (-1 when closed).
+    bool connected() const { return fd_ >= 0 || (link_ && link_->connected()); }
+    // The socket, for callers that poll several clients from one thread (-1 when closed or
+    // on a link).
     int native_handle() const { return fd_; }
     const std::string& host() const { return host_; }
 
@@ -213,6 +248,32 @@ class Smb2Client {
     Reply<protocol::FlushResponse> flush(FileId id);
     Reply<protocol::ReadResponse> read(FileId id, uint64_t offset, uint32_t length);
     Reply<protocol::WriteResponse> write(FileId id, uint64_t offset, Bytes data);
+    // READ with an RDMA channel (MS-SMB2 2.2.19, 3.2.4.6): the server RDMA WRITEs the data
+    // into the client's registered buffers `into`; the response carries no data (DataLength
+    // 0) and says in DataRemaining how much was placed (3.3.5.12). With `invalidate`
+    // (SMB2_CHANNEL_RDMA_V1_INVALIDATE, 3.0.2 and later) the server invalidates the first
+    // buffer's token with the response's Send with Invalidate: a successful response without
+    // that invalidation is local_status::kBadResponse (reply.invalidated_rkey says what came).
+    Reply<protocol::ReadResponse> read_rdma(FileId id, uint64_t offset, uint32_t length,
+                                            std::span<const smbdirect::BufferDescriptorV1> into,
+                                            bool invalidate, const CallOptions& co = {});
+    // WRITE with an RDMA channel (MS-SMB2 2.2.21, 3.2.4.7): nothing inline (Length 0,
+    // DataOffset 0), RemainingBytes = `length`, which the server RDMA READs from `from`
+    // (3.3.5.13). `invalidate` as for read_rdma.
+    Reply<protocol::WriteResponse> write_rdma(FileId id, uint64_t offset, uint32_t length,
+                                              std::span<const smbdirect::BufferDescriptorV1> from,
+                                              bool invalidate, const CallOptions& co = {});
+    // The same with Channel and the channel info as given (malformed-input tests).
+    Reply<protocol::ReadResponse> read_channel(FileId id, uint64_t offset, uint32_t length,
+                                               uint32_t channel, Bytes channel_info,
+                                               const CallOptions& co = {});
+    Reply<protocol::WriteResponse> write_channel(FileId id, uint64_t offset,
+                                                 uint32_t remaining_bytes, uint32_t channel,
+                                                 Bytes channel_info, const CallOptions& co = {});
+    // SMB_DIRECT_BUFFER_DESCRIPTOR_V1 list as channel info (MS-SMBD 2.2.3.1; the same bytes as
+    // smbdirect::write_buffer_descriptors, written here so that this library does not link the
+    // SMB Direct one).
+    static ByteVector channel_info_of(std::span<const smbdirect::BufferDescriptorV1> list);
     Reply<protocol::QueryInfoResponse> query_info(const protocol::QueryInfoRequest& req);
     Reply<protocol::QueryDirectoryResponse> query_directory(
         const protocol::QueryDirectoryRequest& req);
@@ -335,6 +396,9 @@ class Smb2Client {
     size_t unsolicited_count() const { return unsolicited_; }
     // Transport frames received so far (a compound response arrives as one frame).
     uint64_t frames_received() const { return frames_received_; }
+    // SMB Direct: the memory token the most recent message that invalidated one invalidated
+    // (MS-SMBD 3.1.5.8); nullopt before any.
+    std::optional<uint32_t> last_invalidated_rkey() const { return last_invalidated_rkey_; }
     ClientOptions& options() { return opts_; }
 
   private:
@@ -389,6 +453,7 @@ class Smb2Client {
     Status write_all(const void* p, size_t n);
     Status read_exact(std::byte* p, size_t n, std::chrono::steady_clock::time_point deadline);
     Result<Bytes> receive_frame(std::chrono::steady_clock::time_point deadline);
+    Result<Bytes> receive_from_link(std::chrono::steady_clock::time_point deadline);
     // Bookkeeping for one received element: credits; returns its parsed header.
     Result<protocol::Header> absorb(Bytes elem);
     // Signature policy of MS-SMB2 3.2.5.1.3 for a received element.
@@ -402,6 +467,7 @@ class Smb2Client {
     ClientOptions opts_;
     int fd_ = -1;
     std::string host_;
+    std::unique_ptr<MessageLink> link_;  // instead of fd_ once attached
 
     protocol::Dialect dialect_ = protocol::Dialect::None;
     protocol::NegotiateResponse negotiated_;
@@ -420,6 +486,7 @@ class Smb2Client {
     uint64_t total_granted_ = 0;
     size_t unsolicited_ = 0;
     uint64_t frames_received_ = 0;
+    std::optional<uint32_t> last_invalidated_rkey_;
 
     // Send path: [4-byte header][element 0][pad][element 1]...
     ByteVector tx_;
@@ -430,9 +497,15 @@ class Smb2Client {
     // Receive path: the current frame, plus responses that arrived while waiting for another.
     std::unique_ptr<std::byte[]> rx_;
     size_t rx_cap_ = 0;
+    // On a link: the current message, the one wait_closed() saw arrive, and the token the
+    // current message invalidated.
+    ByteVector rx_link_;
+    std::optional<MessageLink::Message> link_pending_;
+    std::optional<uint32_t> rx_invalidated_rkey_;
     struct Stashed {
         ByteVector msg;
         bool encrypted = false;
+        std::optional<uint32_t> invalidated_rkey;
     };
     std::unordered_map<uint64_t, Stashed> stash_;
     ByteVector stash_hold_;  // keeps the last stashed reply returned alive
