@@ -13,7 +13,8 @@
 # $OUT, default <build>/rdma-vm-bench.md).
 #
 #   tests/bench/rdma-vm.sh   (as root; BENCH_SECONDS=5 per fio run, BENCH_REPS=2,
-#                             BENCH_FILE_MB=32; about 10-15 minutes under TCG)
+#                             BENCH_FILE_MB=32, STEP_TIMEOUT=60 per mount; about 10-15
+#                             minutes under TCG)
 #   GUEST=trixie BENCH_DAX_BOUNCE_OPT='<share option>' tests/bench/rdma-vm.sh
 set -euo pipefail
 export VM_NAME=rdma_bench
@@ -29,6 +30,7 @@ cp "$VM_ROOT/tests/bench/rdma_vm_guest.sh" "$STAGE/"
 {
     printf 'BENCH_SECONDS=%q\nBENCH_REPS=%q\n' "${BENCH_SECONDS:-5}" "${BENCH_REPS:-2}"
     printf 'BENCH_FILE_MB=%q\nBENCH_DAX_BOUNCE_OPT=%q\n' "${BENCH_FILE_MB:-32}" "${BENCH_DAX_BOUNCE_OPT:-}"
+    printf 'STEP_TIMEOUT=%q\n' "${STEP_TIMEOUT:-60}"
 } >"$STAGE/bench.env"
 VM_TIMEOUT=${VM_TIMEOUT:-1800} vm_run "$STAGE/rdma_vm_guest.sh" "$STAGE"
 

@@ -105,6 +105,8 @@ bench_file /srv/block "$USER_NAME"
 bench_file /mnt/pmem/share "$USER_NAME"
 [ -z "${BENCH_DAX_BOUNCE_OPT:-}" ] || bench_file /mnt/pmem/shareb "$USER_NAME"
 TARGETS=()
+# TCP first: a failing SMB Direct mount can leave the client reconnecting for a while.
+tcp_mount block /mnt/b-tcp "$PORT" && TARGETS+=("dx-tcp:/mnt/b-tcp")
 if [ "$RDMA" = 1 ]; then
     rdma_mount block /mnt/b-rdma "$SD_ADDR" && TARGETS+=("dx-rdma:/mnt/b-rdma")
     rdma_mount dax /mnt/d-rdma "$SD_ADDR" && TARGETS+=("dx-rdma-dax-${DAXMODE:-unknown}:/mnt/d-rdma")
@@ -112,7 +114,6 @@ if [ "$RDMA" = 1 ]; then
         rdma_mount daxb /mnt/db-rdma "$SD_ADDR" && TARGETS+=("dx-rdma-daxb:/mnt/db-rdma")
     fi
 fi
-tcp_mount block /mnt/b-tcp "$PORT" && TARGETS+=("dx-tcp:/mnt/b-tcp")
 for rep in $(seq "$REPS"); do
     # Rotate the order from one repetition to the next.
     n=${#TARGETS[@]}
@@ -129,8 +130,8 @@ server_stop
 if ksmbd_start ""; then
     bench_file "$KSMBD_DIR" "$USER_NAME"
     KT=()
-    rdma_mount share /mnt/k-rdma "$SD_ADDR" && KT+=("ks-rdma:/mnt/k-rdma")
     tcp_mount share /mnt/k-tcp 445 && KT+=("ks-tcp:/mnt/k-tcp")
+    rdma_mount share /mnt/k-rdma "$SD_ADDR" && KT+=("ks-rdma:/mnt/k-rdma")
     for rep in $(seq "$REPS"); do
         n=${#KT[@]}
         for ((i = 0; i < n; i++)); do
