@@ -1,8 +1,9 @@
 #!/bin/bash
 # Builds, or brings up to date, the guest image that tests/vm/run-in-vm.sh boots: Debian 12
-# (bookworm) from debootstrap, with the kernel SMB client (cifs.ko) rebuilt with SMB Direct,
-# soft-RoCE (rdma_rxe with rdma-core), ndctl for the emulated NVDIMM, smbclient, and the tools
-# the guest scripts use. Each stage (root file system, kernel modules, disk image) is skipped
+# (bookworm) from debootstrap, with the kernel SMB client (cifs.ko) and the kernel SMB server
+# (ksmbd.ko, with ksmbd-tools: the reference server of the SMB Direct tests) rebuilt with SMB
+# Direct, soft-RoCE (rdma_rxe with rdma-core) and soft-iWARP (siw.ko, also rebuilt), ndctl for
+# the emulated NVDIMM, smbclient, fio, and the tools the guest scripts use. Each stage (root file system, kernel modules, disk image) is skipped
 # while its inputs, this script's text included, are unchanged, so the VM tests run it before
 # every boot: up to date, it takes about a second and needs no network.
 #
@@ -49,7 +50,13 @@ PACKAGES=(
     ndctl daxctl                                                # NVDIMM namespaces (fsdax)
     e2fsprogs xfsprogs fio                                      # DAX file systems, local I/O
     iproute2 procps psmisc util-linux python3-minimal strace    # what the guest scripts call
+    ksmbd-tools                                                 # ksmbd's user-space daemon
 )
+# bookworm's own ksmbd-tools (3.4.7) cannot serve a share with bookworm's current 6.1 kernel:
+# the kernel's stricter checking of the daemon's replies (ipc_validate_msg) rejects them, so
+# every tree connect fails (the client sees BAD_NETWORK_NAME). The 3.5.x of bookworm-backports
+# works, as does trixie's own 3.5.x.
+[ "$GUEST" = bookworm ] && PACKAGES=("${PACKAGES[@]/#ksmbd-tools/ksmbd-tools/bookworm-backports}")
 if [ "$GUEST" = trixie ]; then
     # The 7.x kernel is only in trixie-backports. Its packages install the kernel as
     # /usr/lib/modules/<version>/vmlinuz; only the linux-base of trixie-backports has the hook
@@ -174,11 +181,14 @@ stage_rootfs() {
     chroot_leave
 }
 
-# Debian's kernels are built without CONFIG_CIFS_SMB_DIRECT (bookworm's 6.1 and the 6.12 and
-# 7.x of the backports alike), so `mount -t cifs -o rdma` cannot work with the stock cifs.ko.
-# Rebuild it out of tree from Debian's own linux-source of the same version, against the
-# matching linux-headers, with only that switch turned on; depmod prefers updates/ over kernel/.
-# The modules are unsigned: loading them taints the kernel (OE), which changes nothing here.
+# Debian's kernels are built without CONFIG_CIFS_SMB_DIRECT and CONFIG_SMB_SERVER_SMBDIRECT
+# (bookworm's 6.1 and the 6.12 and 7.x of the backports alike), so neither `mount -t cifs -o
+# rdma` nor ksmbd's SMB Direct listener work with the stock modules; soft-iWARP (RDMA_SIW) is
+# off as well. Rebuild cifs.ko, ksmbd.ko and siw.ko out of tree from Debian's own linux-source
+# of the same version, against the matching linux-headers, with only those switches turned on;
+# depmod prefers updates/ over kernel/. The modules are unsigned: loading them taints the kernel
+# (OE), which changes nothing here. siw.ko is optional: when it does not build, the image has
+# none and the tests that need it skip.
 stage_modules() {
     local lg=$GDIR/modules.log kver mm ver cc src=/usr/src/daxsmbd-modules dst m extra=
     detect_mirrors
@@ -198,16 +208,17 @@ stage_modules() {
     rm -rf "${ROOTFS:?}$src"
     mkdir -p "$ROOTFS$src"
     local want=(fs/smb scripts/asn1_compiler.c include/linux/asn1.h include/linux/asn1_ber_bytecode.h
-        fs/internal.h)
+        fs/internal.h drivers/infiniband/sw/siw)
     # 7.x: the cifs sources include two nls headers, and the rxe fix below needs rxe's sources.
     [ "$GUEST" = trixie ] && want+=(fs/nls/nls_ucs2_utils.h fs/nls/nls_ucs2_data.h drivers/infiniband/sw/rxe)
     tar -C "$ROOTFS$src" -xJf "$ROOTFS/usr/src/linux-source-$mm.tar.xz" --strip-components=1 \
         "${want[@]/#/linux-source-$mm/}" >>"$lg" 2>&1 || die "cannot unpack linux-source-$mm (log: $lg)"
     # Debian's kbuild package has no scripts/asn1_compiler: build it from the same source and
-    # generate the parsers cifs needs (make then finds them up to date).
+    # generate the parsers cifs and ksmbd need (make then finds them up to date).
     in_chroot_log "$lg" sh -c "cd $src && $cc -O2 -Iinclude -o asn1_compiler scripts/asn1_compiler.c &&
-        for f in fs/smb/client/*.asn1; do ./asn1_compiler \$f \$f.c \$f.h || exit 1; done"
+        for f in fs/smb/client/*.asn1 fs/smb/server/*.asn1; do ./asn1_compiler \$f \$f.c \$f.h || exit 1; done"
     [ "$GUEST" = trixie ] && patch_rxe_odp "$ROOTFS$src/drivers/infiniband/sw/rxe/rxe_odp.c"
+    patch_ksmbd "$ROOTFS$src/fs/smb/server"
     local kb
     kb="make -C /lib/modules/$kver/build -j$(nproc)"
     # 7.x moved the SMB Direct transport into a module of its own (fs/smb/smbdirect,
@@ -220,11 +231,17 @@ stage_modules() {
     # Makefile (which adds smbdirect.o) through the make variable.
     in_chroot_log "$lg" sh -c "$kb M=$src/fs/smb/client CONFIG_CIFS=m CONFIG_CIFS_SMB_DIRECT=y \
         KCFLAGS=-DCONFIG_CIFS_SMB_DIRECT=1 $extra modules"
+    in_chroot_log "$lg" sh -c "$kb M=$src/fs/smb/server CONFIG_SMB_SERVER=m CONFIG_SMB_SERVER_SMBDIRECT=y \
+        KCFLAGS=-DCONFIG_SMB_SERVER_SMBDIRECT=1 $extra modules"
     [ "$GUEST" = trixie ] && in_chroot_log "$lg" sh -c "$kb M=$src/drivers/infiniband/sw/rxe CONFIG_RDMA_RXE=m modules"
+    if ! in_chroot sh -c "$kb M=$src/drivers/infiniband/sw/siw CONFIG_RDMA_SIW=m modules" >>"$lg" 2>&1; then
+        log "WARNING: siw.ko did not build (optional: the image has no soft-iWARP; log: $lg)"
+    fi
     dst=/lib/modules/$kver/updates/daxsmbd-vm
     rm -rf "${ROOTFS:?}$dst"
     mkdir -p "$ROOTFS$dst"
-    for m in fs/smb/smbdirect/smbdirect.ko fs/smb/client/cifs.ko drivers/infiniband/sw/rxe/rdma_rxe.ko; do
+    for m in fs/smb/smbdirect/smbdirect.ko fs/smb/client/cifs.ko fs/smb/server/ksmbd.ko \
+        drivers/infiniband/sw/siw/siw.ko drivers/infiniband/sw/rxe/rdma_rxe.ko; do
         if [ -f "$ROOTFS$src/$m" ]; then cp "$ROOTFS$src/$m" "$ROOTFS$dst/"; fi
     done
     in_chroot_log "$lg" sh -c "strip --strip-debug $dst/*.ko && depmod -a $kver"
@@ -253,6 +270,37 @@ patch_rxe_odp() {
     log "patched rdma_rxe: the ODP copy honours the page offset and advances its buffer"
 }
 
+# Two bugs of the ksmbd in bookworm's 6.1.19x, both from stable backports that took a caller's
+# change without the callee's (mainline has both fixes; 7.x needs neither, and each fix is
+# applied only where its bug is there):
+#   - smb2_open() now calls opinfo_put() with NULL when no oplock or lease was granted, but
+#     opinfo_put() has no NULL check: a NULL dereference (opinfo_put+0x5) on the first open of
+#     nearly every kernel-client mount. Give it mainline's check.
+#   - ksmbd_close_fd() clears fp->volatile_id before the last reference goes, and
+#     __ksmbd_remove_fd() returns early on a cleared id before unlinking fp from the inode's list
+#     of opens: the freed handle stays listed, and the next open of the file with another handle
+#     still open corrupts the list (list_add corruption, a BUG in smb2_open; smbtorture's smb2
+#     suites hit it at once). Unlink first, then return early, as mainline does.
+patch_ksmbd() {
+    local dir=$1 f
+    f=$dir/oplock.c
+    if grep -A2 '^void opinfo_put(struct oplock_info \*opinfo)$' "$f" | grep -q 'atomic_dec_and_test'; then
+        perl -0pi -e 's/(\nvoid opinfo_put\(struct oplock_info \*opinfo\)\n\{\n)/$1\tif (!opinfo)\n\t\treturn;\n/' "$f"
+        grep -A3 '^void opinfo_put(struct oplock_info \*opinfo)$' "$f" | grep -q 'if (!opinfo)' ||
+            die "the ksmbd opinfo_put() fix no longer applies to $f"
+        log "patched ksmbd: opinfo_put() ignores NULL"
+    fi
+    f=$dir/vfs_cache.c
+    if grep -A3 '^static void __ksmbd_remove_fd(' "$f" | grep -q 'if (!has_file_id(fp->volatile_id))'; then
+        # Move the early return below the list_del_init() block.
+        perl -0pi -e 's/(__ksmbd_remove_fd\([^)]*\)\n\{\n)(\tif \(!has_file_id\(fp->volatile_id\)\)\n\t\treturn;\n\n)(\twrite_lock\(&fp->f_ci->m_lock\);\n\tlist_del_init\(&fp->node\);\n\twrite_unlock\(&fp->f_ci->m_lock\);\n\n)/$1$3$2/' "$f"
+        grep -A3 '^static void __ksmbd_remove_fd(' "$f" | grep -q 'if (!has_file_id(fp->volatile_id))' &&
+            die "the ksmbd __ksmbd_remove_fd() fix no longer applies to $f"
+        log "patched ksmbd: __ksmbd_remove_fd() unlinks the handle before its early return"
+    fi
+    return 0
+}
+
 # What turns the root file system into a test guest. Re-applied whenever the image is made.
 customize() {
     local r=$ROOTFS u
@@ -262,9 +310,10 @@ customize() {
     chroot "$r" passwd -d root >/dev/null # a console login needs no password
     mkdir -p "$r/etc/systemd/journald.conf.d" "$r/etc/systemd/system/multi-user.target.wants"
     printf '[Journal]\nStorage=volatile\nForwardToConsole=no\n' >"$r/etc/systemd/journald.conf.d/vm.conf"
-    # Timers and services that only cost boot time in a throw-away guest without network.
+    # Timers and services that only cost boot time in a throw-away guest without network; ksmbd
+    # is started by the tests that want it, with their own configuration.
     for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service \
-        fstrim.timer systemd-timesyncd.service ndctl-monitor.service; do
+        fstrim.timer systemd-timesyncd.service ndctl-monitor.service ksmbd.service; do
         ln -sfn /dev/null "$r/etc/systemd/system/$u"
     done
     # The boot hook: mounts the run's 9p share and hands over to the runner run-in-vm.sh put
@@ -344,7 +393,7 @@ run_stage() {
 [ "${FORCE:-0}" != 1 ] || rm -f "$GDIR"/*.stamp
 T0=$SECONDS
 h_rootfs=$(printf '%s\n' "$GUEST" "${PACKAGES[@]}" "$(declare -f stage_rootfs)" | hash_of)
-h_modules=$(printf '%s\n' "$h_rootfs" "$(declare -f stage_modules patch_rxe_odp)" | hash_of)
+h_modules=$(printf '%s\n' "$h_rootfs" "$(declare -f stage_modules patch_rxe_odp patch_ksmbd)" | hash_of)
 h_image=$(printf '%s\n' "$h_modules" "$IMG_SIZE" "$(declare -f customize stage_image)" | hash_of)
 [ -d "$ROOTFS/usr" ] || rm -f "$GDIR"/*.stamp
 [ -f "$IMGDIR/disk.raw" ] || rm -f "$GDIR/image.stamp"
