@@ -578,6 +578,12 @@ asio::awaitable<Status> SmbdConnection::rdma(bool write, std::span<const BufferD
         local_total += l.length;
     if (remote_total != local_total) co_return Error(NtStatus::InvalidParameter);
     const auto& caps = qp_->caps();
+    if (!write && caps.max_rdma_read_outstanding == 0) {
+        // The connection exchange granted no RDMA READ depth: a posted read would never complete.
+        log("the peer accepted no RDMA READ depth: refusing an RDMA READ of " +
+            std::to_string(remote_total) + " bytes");
+        co_return Error(NtStatus::InvalidParameter);
+    }
     const uint64_t id = next_op_++;
     ops_[id] = RdmaOp{};
     size_t li = 0, loff = 0;  // position in `local`
@@ -607,10 +613,8 @@ asio::awaitable<Status> SmbdConnection::rdma(bool write, std::span<const BufferD
             // Room on the send queue (the message sends keep their share) and, for READ, under
             // the responder resources the peer accepted.
             const uint32_t sq_limit = std::max<uint32_t>(1, caps.max_send_wr / 2);
-            while (!closed_ &&
-                   (sq_in_flight_ >= sq_limit ||
-                    (!write &&
-                     reads_in_flight_ >= std::max<uint32_t>(1, caps.max_rdma_read_outstanding))))
+            while (!closed_ && (sq_in_flight_ >= sq_limit ||
+                                (!write && reads_in_flight_ >= caps.max_rdma_read_outstanding)))
                 co_await event_.wait();
             if (closed_) break;
             const uint64_t raddr = d.offset + roff;

@@ -367,11 +367,12 @@ void VerbsQueuePair::drain_cm_events() {
     rdma_cm_event* ev = nullptr;
     while (rdma_get_cm_event(cm_channel_, &ev) == 0) {
         int type = ev->event;
-        if (type == RDMA_CM_EVENT_ESTABLISHED && ev->param.conn.responder_resources > 0) {
-            // Active side: the accept's responder resources bound our RDMA READs in flight.
+        if (type == RDMA_CM_EVENT_ESTABLISHED && ev->param.conn.initiator_depth > 0) {
+            // Active side: the accept's responder resources bound our RDMA READs in flight; the
+            // CM reports them from this side's point of view, as our initiator depth.
             caps_.max_rdma_read_outstanding =
                 std::max<uint32_t>(1, std::min<uint32_t>(caps_.max_rdma_read_outstanding,
-                                                         ev->param.conn.responder_resources));
+                                                         ev->param.conn.initiator_depth));
         }
         cm_events_seen_ |= event_bit(type);
         if (is_connection_failure(type) && cm_failure_ < 0) cm_failure_ = type;
@@ -494,14 +495,16 @@ asio::awaitable<Status> VerbsQueuePair::accept() {
     if (disconnected_) co_return Error(NtStatus::ConnectionDisconnected);
     accepted_ = true;
     const DeviceLimits& lim = domain_->limits();
-    // rdma_accept(3): initiator_depth at most our max_qp_init_rd_atom and the peer's
-    // responder resources; responder_resources at most our max_qp_rd_atom and the peer's
-    // initiator depth (what its connect request carried).
+    // rdma_accept(3): initiator_depth at most our max_qp_init_rd_atom and what the connect
+    // request offers; responder_resources at most our max_qp_rd_atom and what it asks for. The
+    // CM reports the request from the passive side's point of view (the IB CM swaps the REQ's
+    // fields, the iWARP CM its IRD/ORD): the Linux client sends initiator_depth 0 and
+    // responder_resources 32, which arrives here as 32 reads we may issue and 0 to serve.
     rdma_conn_param param{};
     uint32_t depth = std::min<uint32_t>(
-        {requested_read_depth_, lim.max_qp_init_rd_atom, peer_responder_resources_, 255});
-    uint32_t resources =
-        std::min<uint32_t>({requested_read_depth_, lim.max_qp_rd_atom, peer_initiator_depth_, 255});
+        {requested_read_depth_, lim.max_qp_init_rd_atom, offered_read_depth_, 255});
+    uint32_t resources = std::min<uint32_t>(
+        {requested_read_depth_, lim.max_qp_rd_atom, requested_responder_resources_, 255});
     param.initiator_depth = uint8_t(depth);
     param.responder_resources = uint8_t(resources);
     param.retry_count = kRetryCount;
@@ -759,8 +762,8 @@ void VerbsConnectionRequests::close() {
 std::unique_ptr<VerbsQueuePair> VerbsConnectionRequests::take_request(rdma_cm_event* ev,
                                                                       asio::io_context& loop) {
     rdma_cm_id* id = ev->id;
-    uint32_t peer_depth = ev->param.conn.initiator_depth;
-    uint32_t peer_resources = ev->param.conn.responder_resources;
+    uint32_t offered_depth = ev->param.conn.initiator_depth;
+    uint32_t wanted_resources = ev->param.conn.responder_resources;
     // rdma_migrate_id waits for the id's events on the old channel to be acknowledged.
     rdma_ack_cm_event(ev);
     std::string error;
@@ -773,8 +776,8 @@ std::unique_ptr<VerbsQueuePair> VerbsConnectionRequests::take_request(rdma_cm_ev
         return nullptr;
     }
     std::unique_ptr<VerbsQueuePair> qp(new VerbsQueuePair(loop, channel, id, log_));
-    qp->peer_initiator_depth_ = peer_depth;
-    qp->peer_responder_resources_ = peer_resources;
+    qp->offered_read_depth_ = offered_depth;
+    qp->requested_responder_resources_ = wanted_resources;
     auto domain = domains_->get(id->verbs, &error);
     Status s = domain ? qp->create_queue_pair(domain, req_, &error)
                       : Status(Error(NtStatus::InsufficientResources));

@@ -181,8 +181,10 @@ class VerbsQueuePair final : public QueuePair {
     VerbsLog log_;
     QueuePairCaps caps_;
     // The peer's conn param of its connect request (passive side): bounds our RDMA READ depths.
-    uint32_t peer_initiator_depth_ = 0;
-    uint32_t peer_responder_resources_ = 0;
+    // From the connect request, as the CM reports it to the passive side: the RDMA READs this
+    // side may have outstanding, and the ones the peer wants this side to serve.
+    uint32_t offered_read_depth_ = 0;
+    uint32_t requested_responder_resources_ = 0;
     uint32_t requested_read_depth_ = 0;
 
     uint32_t cm_events_seen_ = 0;  // bit (1 << rdma_cm_event_type) of every event seen

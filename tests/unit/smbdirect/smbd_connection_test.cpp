@@ -59,8 +59,9 @@ struct Pair {
     std::vector<std::string> server_log;
 
     explicit Pair(SmbdTimers timers = {}, SmbdConfig server_config = {},
-                  SmbdConfig client_config = {}) {
-        auto [a, b] = EmulatedQueuePair::make_pair(io.get_executor(), io.get_executor());
+                  SmbdConfig client_config = {},
+                  QueuePairCaps caps = EmulatedQueuePair::default_caps()) {
+        auto [a, b] = EmulatedQueuePair::make_pair(io.get_executor(), io.get_executor(), caps);
         client_qp = a.get();
         server_qp = b.get();
         client = std::make_shared<SmbdConnection>(std::move(a), client_config, io.get_executor(),
@@ -273,6 +274,36 @@ TEST(SmbdConnection, RdmaReadPullsThePeersBuffersAcrossDescriptorsAndLargeTransf
     EXPECT_TRUE(st);
     EXPECT_TRUE(into == expect);
     EXPECT_GE(p.counters.rdma_reads.load(), 4u);  // the 1 MiB limit splits the middle one
+}
+
+TEST(SmbdConnection, RdmaReadWithoutAnAcceptedReadDepthIsRefusedNotPosted) {
+    // A connection whose CM exchange left no RDMA READ depth (initiator depth 0) would never
+    // complete a read on a real device: refuse it with a log line instead of posting.
+    QueuePairCaps caps = EmulatedQueuePair::default_caps();
+    caps.max_rdma_read_outstanding = 0;
+    Pair p({}, {}, {}, caps);
+    p.connect();
+    std::vector<std::byte> client_buf = pattern(4096, 3);
+    std::string why;
+    auto cmr = p.client_qp->domain().register_memory(client_buf.data(), client_buf.size(),
+                                                     access::kRemoteRead, &why);
+    std::vector<std::byte> into(client_buf.size());
+    auto mr =
+        p.server_qp->domain().register_memory(into.data(), into.size(), access::kLocalWrite, &why);
+    Status st;
+    run(p.io, [&]() -> asio::awaitable<void> {
+        BufferDescriptorV1 d{uint64_t(reinterpret_cast<uintptr_t>(client_buf.data())), cmr->rkey,
+                             uint32_t(client_buf.size())};
+        LocalSegment l{into.data(), uint32_t(into.size()), mr->lkey};
+        st = co_await p.server->read_from_peer(std::span(&d, 1), std::span(&l, 1));
+    });
+    EXPECT_FALSE(st);
+    EXPECT_EQ(p.counters.rdma_reads.load(), 0u);
+    bool logged = false;
+    for (auto& l : p.server_log)
+        logged |= l.find("RDMA READ") != std::string::npos;
+    EXPECT_TRUE(logged);
+    EXPECT_FALSE(p.server->closed());  // the connection still carries sends
 }
 
 TEST(SmbdConnection, RdmaFromUnregisteredMemoryIsRefused) {
