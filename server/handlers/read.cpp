@@ -159,8 +159,10 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
             open->local.position = offset + bytes;
         }
         resp.data_remaining = uint32_t(bytes);
+        // The 16 fixed bytes only, no Buffer byte (as ksmbd and Windows): the Linux client
+        // reads nothing past them when the data came by RDMA and would take a left-over byte
+        // for the start of its next message.
         resp.serialize_without_data(ctx.body(), 0);
-        ctx.body().u8(0);
         co_return NtStatus::Success;
     }
     ctx.reply_data = std::move(*lent);

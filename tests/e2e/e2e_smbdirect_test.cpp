@@ -285,6 +285,9 @@ TEST_F(E2eSmbDirect, RdmaReadWithInvalidateFillsTheClientBuffer) {
         // MS-SMB2 3.3.5.12: nothing inline, DataRemaining = what the RDMA WRITE placed.
         EXPECT_EQ(r.body.data_length, 0u);
         EXPECT_EQ(r.body.data_remaining, k.expect);
+        // No Buffer byte after the 16 fixed bytes: the Linux client consumes only those when
+        // the data came by RDMA, and a byte left over corrupts its next message.
+        EXPECT_EQ(r.msg.size(), protocol::kHeaderSize + 16u);
         EXPECT_EQ(r.invalidated_rkey, (*reg)->rkey());
         EXPECT_EQ(link->token_valid((*reg)->rkey()), false);
         EXPECT_GT(counters().rdma_writes.load(), writes);
