@@ -9,22 +9,40 @@ namespace daxsmbd::server {
 
 using protocol::Bytes;
 
+void RdmaRegistrations::attach(smbdirect::ProtectionDomain& pd) {
+    std::lock_guard lk(mu_);
+    ++domains_[&pd].connections;
+}
+
+void RdmaRegistrations::detach(smbdirect::ProtectionDomain& pd) {
+    std::vector<std::unique_ptr<smbdirect::MemoryRegion>> gone;
+    {
+        std::lock_guard lk(mu_);
+        auto it = domains_.find(&pd);
+        if (it == domains_.end() || --it->second.connections > 0) return;
+        gone = std::move(it->second.slabs);
+        domains_.erase(it);
+    }
+    // Deregistered outside the lock (a verbs call).
+}
+
 std::optional<smbdirect::LocalSegment> RdmaRegistrations::segment(smbdirect::ProtectionDomain& pd,
                                                                   std::byte* p, size_t len) {
     const int slab = pool_.slab_of(p, len);
     if (slab < 0) return std::nullopt;
     std::lock_guard lk(mu_);
-    auto& v = slabs_[&pd];
+    auto& d = domains_[&pd];
+    auto& v = d.slabs;
     if (v.size() <= size_t(slab)) v.resize(size_t(slab) + 1);
     if (!v[slab]) {
-        if (failed_[&pd]) return std::nullopt;
+        if (d.failed) return std::nullopt;
         std::string why;
         // Local write: RDMA READ (a WRITE request's data) lands in pool buffers. Nothing remote:
         // the client never addresses server memory.
         v[slab] = pd.register_memory(pool_.slab_base(size_t(slab)), BufferPool::kSlabSize,
                                      smbdirect::access::kLocalWrite, &why);
         if (!v[slab]) {
-            failed_[&pd] = true;
+            d.failed = true;
             log_error("SMB Direct: cannot register buffer pool memory with ", pd.device_name(),
                       ": ", why, "; RDMA READ and WRITE requests fail on it");
             return std::nullopt;
@@ -36,8 +54,8 @@ std::optional<smbdirect::LocalSegment> RdmaRegistrations::segment(smbdirect::Pro
 size_t RdmaRegistrations::registered_slabs() const {
     std::lock_guard lk(mu_);
     size_t n = 0;
-    for (auto& [pd, v] : slabs_)
-        for (auto& r : v)
+    for (auto& [pd, d] : domains_)
+        for (auto& r : d.slabs)
             n += r != nullptr;
     return n;
 }
@@ -49,10 +67,14 @@ SmbdTransport::SmbdTransport(std::shared_ptr<smbdirect::SmbdConnection> conn, Bu
       registrations_(registrations),
       counters_(counters),
       peer_(conn_->queue_pair().peer()),
-      peer_address_(conn_->queue_pair().peer_address()) {}
+      peer_address_(conn_->queue_pair().peer_address()) {
+    registrations_.attach(conn_->queue_pair().domain());
+}
 
 SmbdTransport::~SmbdTransport() {
     close();
+    // The queue pair (and with it the domain) outlives this: the regions go first.
+    registrations_.detach(conn_->queue_pair().domain());
 }
 
 void SmbdTransport::close() {

@@ -24,10 +24,16 @@
 namespace daxsmbd::server {
 
 // The pool's slabs as memory regions of each protection domain that asks, registered at first
-// use and kept until the server stops. Thread-safe (connections of every loop share a domain).
+// use and kept while a connection of that domain lives (never per I/O). Released with the
+// domain's last connection: a device is removed only once every resource on it is gone (the
+// kernel waits for them), and an idle server holds nothing on its devices but the listeners.
+// Thread-safe (connections of every loop share a domain).
 class RdmaRegistrations {
   public:
     explicit RdmaRegistrations(BufferPool& pool) : pool_(pool) {}
+    // A connection of `pd` starts or ends; after the last one the domain's regions go.
+    void attach(smbdirect::ProtectionDomain& pd);
+    void detach(smbdirect::ProtectionDomain& pd);
     // The segment for [p, p + len) when it lies in one pool slab; nullopt otherwise or when the
     // registration failed (logged once per domain).
     std::optional<smbdirect::LocalSegment> segment(smbdirect::ProtectionDomain& pd, std::byte* p,
@@ -35,11 +41,14 @@ class RdmaRegistrations {
     size_t registered_slabs() const;
 
   private:
+    struct Domain {
+        size_t connections = 0;
+        bool failed = false;
+        std::vector<std::unique_ptr<smbdirect::MemoryRegion>> slabs;
+    };
     BufferPool& pool_;
     mutable std::mutex mu_;
-    std::map<smbdirect::ProtectionDomain*, std::vector<std::unique_ptr<smbdirect::MemoryRegion>>>
-        slabs_;
-    std::map<smbdirect::ProtectionDomain*, bool> failed_;
+    std::map<smbdirect::ProtectionDomain*, Domain> domains_;
 };
 
 class SmbdTransport final : public Transport, public RdmaChannel {

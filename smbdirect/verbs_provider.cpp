@@ -13,6 +13,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace daxsmbd::smbdirect {
@@ -218,7 +219,30 @@ std::string errno_name(int err) {
 std::shared_ptr<VerbsDomain> VerbsDomain::open(ibv_context* context, std::string* error) {
     std::shared_ptr<VerbsDomain> d(new VerbsDomain());
     d->context_ = context;
+    // librdmacm closes a device's context once nothing references it and the device is gone;
+    // the domain's objects live in that context, so the domain holds a reference to its own
+    // device (rdma_get_devices takes one per device; the others are given back at once, or a
+    // domain would keep every other device from being removed).
     d->devices_ = rdma_get_devices(nullptr);
+    size_t n = 0;
+    while (d->devices_ && d->devices_[n])
+        ++n;
+    if (n > 0) {
+        auto** others = static_cast<ibv_context**>(calloc(n + 1, sizeof(ibv_context*)));
+        if (others) {
+            size_t k = 0;
+            bool own = false;
+            for (size_t i = 0; i < n; ++i) {
+                if (d->devices_[i] == context)
+                    own = true;
+                else
+                    others[k++] = d->devices_[i];
+            }
+            rdma_free_devices(others);
+            d->devices_[0] = own ? context : nullptr;
+            d->devices_[1] = nullptr;
+        }
+    }
     d->device_name_ = ibv_get_device_name(context->device);
     ibv_device_attr_ex attr{};
     if (int err = ibv_query_device_ex(context, nullptr, &attr)) {

@@ -78,7 +78,8 @@ class VerbsDomain final : public ProtectionDomain,
     VerbsDomain() = default;
     ibv_context* context_ = nullptr;
     ibv_pd* pd_ = nullptr;
-    // rdma_get_devices(): keeps librdmacm's device contexts open while the PD lives on one.
+    // From rdma_get_devices(), reduced to this domain's device: keeps librdmacm's context of it
+    // open while the PD lives.
     ibv_context** devices_ = nullptr;
     DeviceLimits limits_;
     bool on_demand_paging_ = false;

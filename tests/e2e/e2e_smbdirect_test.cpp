@@ -745,6 +745,38 @@ TEST_F(E2eSmbDirect, StatsLineCountsWhatTheConnectionsDid) {
     EXPECT_EQ(stat_of(line, "keepalives"), 0);
 }
 
+TEST_F(E2eSmbDirect, PoolRegistrationsGoWithTheDomainsLastConnection) {
+    // A device can only be removed once nothing is registered on it, and an idle server holds
+    // nothing but its listeners: the slab registrations last as long as a connection does.
+    write_file("reg.bin", pattern(kMiB, 16));
+    auto& registrations = server_->server().rdma_memory;
+    {
+        auto [c, link] = connect_smbd();
+        auto op = c->open("reg.bin", kRw, create_disposition::kOpen);
+        ASSERT_STATUS(op, NtStatus::Success);
+        ByteVector into(kMiB);
+        auto rin = link->register_buffer(into, true);
+        ASSERT_TRUE(rin);
+        const BufferDescriptorV1 din[] = {(*rin)->descriptor()};
+        ASSERT_STATUS(c->read_rdma(op.body.file_id, 0, kMiB, din, true), NtStatus::Success);
+        EXPECT_GE(registrations.registered_slabs(), 1u);
+        EXPECT_STATUS(c->logoff(), NtStatus::Success);
+    }
+    for (int i = 0; i < 400 && registrations.registered_slabs() > 0; ++i)
+        std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(registrations.registered_slabs(), 0u);
+    // And a new connection registers again.
+    auto [c, link] = connect_smbd();
+    auto op = c->open("reg.bin", kRw, create_disposition::kOpen);
+    ASSERT_STATUS(op, NtStatus::Success);
+    ByteVector into(4096);
+    auto rin = link->register_buffer(into, true);
+    ASSERT_TRUE(rin);
+    const BufferDescriptorV1 din[] = {(*rin)->descriptor()};
+    ASSERT_STATUS(c->read_rdma(op.body.file_id, 0, 4096, din, true), NtStatus::Success);
+    EXPECT_GE(registrations.registered_slabs(), 1u);
+}
+
 TEST_F(E2eSmbDirect, AClientsOrderlyDisconnectIsNotAnErrorDisconnect) {
     {
         auto [c, link] = connect_smbd();
