@@ -20,6 +20,13 @@ namespace daxsmbd::smbdirect {
 
 namespace {
 
+// librdmacm closes the context of a device that went away only once it notices (a refresh of
+// its device list, which rdma_get_devices makes) while nothing references the device any more;
+// the kernel's removal of the device waits for that close.
+void let_removed_devices_go() {
+    if (ibv_context** list = rdma_get_devices(nullptr)) rdma_free_devices(list);
+}
+
 using namespace asio::experimental::awaitable_operators;
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 
@@ -276,6 +283,7 @@ std::shared_ptr<VerbsDomain> VerbsDomain::open(ibv_context* context, std::string
 VerbsDomain::~VerbsDomain() {
     if (pd_) ibv_dealloc_pd(pd_);
     if (devices_) rdma_free_devices(devices_);
+    let_removed_devices_go();
 }
 
 std::unique_ptr<MemoryRegion> VerbsDomain::register_memory(void* addr, size_t length,
@@ -327,6 +335,10 @@ VerbsQueuePair::~VerbsQueuePair() {
     // acknowledges each at once, so this does not block.
     if (id_) rdma_destroy_id(id_);
     if (cm_channel_) rdma_destroy_event_channel(cm_channel_);
+    if (device_removed_) {
+        domain_.reset();
+        let_removed_devices_go();
+    }
 }
 
 Status VerbsQueuePair::create_queue_pair(std::shared_ptr<VerbsDomain> domain,
@@ -599,7 +611,14 @@ Status VerbsQueuePair::post_send_wr(uint64_t wr_id, Completion::Op op, int opcod
         wr.wr.rdma.remote_addr = remote_addr;
         wr.wr.rdma.rkey = rkey;
     }
-    if (invalidate_rkey) wr.invalidate_rkey = *invalidate_rkey;
+    if (invalidate_rkey) {
+        wr.invalidate_rkey = *invalidate_rkey;
+        // rdma-core's siw provider takes the STag to invalidate from wr.rdma.rkey, not from
+        // invalidate_rkey (its send queue entry has one key field): without this the peer's
+        // siw finds no such STag and terminates the connection (RDMAP "cannot invalidate").
+        // Other providers ignore wr.rdma for sends.
+        wr.wr.rdma.rkey = *invalidate_rkey;
+    }
     ibv_send_wr* bad = nullptr;
     if (int err = ibv_post_send(id_->qp, &wr, &bad)) {
         free_slots_.push_back(uint32_t(slot));
@@ -836,6 +855,7 @@ asio::awaitable<Result<std::unique_ptr<QueuePair>>> VerbsConnectionRequests::nex
                 fd_.release();
                 rdma_destroy_id(id_);
                 id_ = nullptr;
+                let_removed_devices_go();
                 co_return Error(NtStatus::InvalidDeviceState);
             }
         }
