@@ -114,9 +114,19 @@ void Server::open_rdma_listeners() {
         }
         log_info("listening on ", ifc.address, " port ", port, " (SMB Direct, ", ifc.device, " on ",
                  ifc.netdev, ifc.iwarp ? ", iWARP" : "", ")");
-        listeners_.push_back(
-            std::make_unique<SmbdListener>(std::move(requests), sc, smbd_counters, buffers,
-                                           rdma_memory, ifc.address + ":" + std::to_string(port)));
+        // Listening again after the device went away: the same address and port, on the
+        // first loop as now; refused quietly until an RDMA device has the address again.
+        asio::io_context& home = *loops_[0];
+        auto relisten = [&home, addr, port, domains]() {
+            std::string ignored;
+            return std::unique_ptr<smbdirect::ConnectionRequests>(
+                smbdirect::VerbsConnectionRequests::listen(
+                    home, addr, port, smbdirect::QueuePairRequest{}, &ignored,
+                    [](const std::string& s) { log_info("SMB Direct: ", s); }, domains));
+        };
+        listeners_.push_back(std::make_unique<SmbdListener>(
+            std::move(requests), sc, smbd_counters, buffers, rdma_memory,
+            ifc.address + ":" + std::to_string(port), relisten));
         {
             std::lock_guard lk(rdma_mu_);
             rdma_addresses_.emplace_back(ifc.address, ifc.link_speed_bps);

@@ -1,5 +1,8 @@
 #include "server/smbd_transport.h"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cstring>
 #include <sstream>
 
@@ -153,25 +156,69 @@ asio::awaitable<Result<PoolBuffer>> SmbdTransport::pull(
 
 SmbdListener::SmbdListener(std::unique_ptr<smbdirect::ConnectionRequests> requests,
                            smbdirect::SmbdConfig config, smbdirect::SmbdCounters& counters,
-                           BufferPool& pool, RdmaRegistrations& registrations, std::string name)
-    : requests_(std::move(requests)),
-      config_(config),
+                           BufferPool& pool, RdmaRegistrations& registrations, std::string name,
+                           Relisten relisten, std::chrono::milliseconds relisten_interval)
+    : config_(config),
       counters_(counters),
       pool_(pool),
       registrations_(registrations),
-      name_(std::move(name)) {}
+      name_(std::move(name)) {
+    requests_ = std::move(requests);
+    current_ = requests_.get();
+    relisten_ = std::move(relisten);
+    relisten_interval_ = relisten_interval;
+    port_ = requests_->port();
+}
+
+uint16_t SmbdListener::port() const {
+    return port_;
+}
+
+void SmbdListener::close() {
+    std::lock_guard lk(mu_);
+    closed_ = true;
+    requests_->close();
+}
+
+asio::awaitable<bool> SmbdListener::listen_again() {
+    log_info("SMB Direct ", name_, ": the RDMA device went away; listening again once it is back");
+    auto ex = co_await asio::this_coro::executor;
+    for (;;) {
+        asio::steady_timer t(ex, relisten_interval_);
+        co_await t.async_wait(asio::use_awaitable);
+        {
+            std::lock_guard lk(mu_);
+            if (closed_) co_return false;
+        }
+        auto r = relisten_();
+        if (!r) continue;
+        std::lock_guard lk(mu_);
+        if (closed_) co_return false;
+        requests_ = std::move(r);
+        current_ = requests_.get();
+        log_info("SMB Direct ", name_, ": listening again");
+        co_return true;
+    }
+}
 
 asio::awaitable<Result<std::unique_ptr<Transport>>> SmbdListener::accept(asio::io_context& loop) {
-    auto qp = co_await requests_->next(loop);
-    if (!qp) co_return Error(qp.status());
-    std::string peer = (*qp)->peer();
-    auto conn = std::make_shared<smbdirect::SmbdConnection>(
-        std::move(*qp), config_, loop.get_executor(), &counters_,
-        [peer](const std::string& s) { log_info("SMB Direct ", peer, ": ", s); });
-    conn->set_trace(g_log_level.load(std::memory_order_relaxed) >= 3);
-    std::unique_ptr<Transport> t =
-        std::make_unique<SmbdTransport>(conn, pool_, registrations_, &counters_);
-    co_return t;
+    for (;;) {
+        // Only this coroutine replaces requests_: current_ stays valid while it waits.
+        auto qp = co_await current_->next(loop);
+        if (!qp) {
+            if (qp.status() == NtStatus::InvalidDeviceState && relisten_ && co_await listen_again())
+                continue;
+            co_return Error(qp.status());
+        }
+        std::string peer = (*qp)->peer();
+        auto conn = std::make_shared<smbdirect::SmbdConnection>(
+            std::move(*qp), config_, loop.get_executor(), &counters_,
+            [peer](const std::string& s) { log_info("SMB Direct ", peer, ": ", s); });
+        conn->set_trace(g_log_level.load(std::memory_order_relaxed) >= 3);
+        std::unique_ptr<Transport> t =
+            std::make_unique<SmbdTransport>(conn, pool_, registrations_, &counters_);
+        co_return t;
+    }
 }
 
 std::string smbd_stats_line(const smbdirect::SmbdCounters& c, const RdmaRegistrations& r) {

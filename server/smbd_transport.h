@@ -9,6 +9,8 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,17 +95,33 @@ class SmbdTransport final : public Transport, public RdmaChannel {
 
 // Accepts SMB Direct connections from a provider's connection requests (the verbs listener on
 // an RDMA device's address, or the emulated one in tests).
+//
+// When the device under it goes away (rdma link delete, a driver unload) the connection
+// requests end; with `relisten` the listener then tries every `relisten_interval` to listen on
+// its address again, so that the device coming back (or another one taking the address) is
+// served without a restart.
 class SmbdListener final : public Listener {
   public:
+    using Relisten = std::function<std::unique_ptr<smbdirect::ConnectionRequests>()>;
     SmbdListener(std::unique_ptr<smbdirect::ConnectionRequests> requests,
                  smbdirect::SmbdConfig config, smbdirect::SmbdCounters& counters, BufferPool& pool,
-                 RdmaRegistrations& registrations, std::string name);
+                 RdmaRegistrations& registrations, std::string name, Relisten relisten = {},
+                 std::chrono::milliseconds relisten_interval = std::chrono::seconds(2));
     asio::awaitable<Result<std::unique_ptr<Transport>>> accept(asio::io_context& loop) override;
-    uint16_t port() const override { return requests_->port(); }
-    void close() override { requests_->close(); }
+    uint16_t port() const override;
+    void close() override;
 
   private:
+    // After the device went away: true once listening again, false when closed meanwhile.
+    asio::awaitable<bool> listen_again();
+
+    mutable std::mutex mu_;  // requests_ is replaced on the accept loop, closed from anywhere
+    bool closed_ = false;
     std::unique_ptr<smbdirect::ConnectionRequests> requests_;
+    smbdirect::ConnectionRequests* current_ = nullptr;
+    Relisten relisten_;
+    std::chrono::milliseconds relisten_interval_;
+    uint16_t port_ = 0;
     smbdirect::SmbdConfig config_;
     smbdirect::SmbdCounters& counters_;
     BufferPool& pool_;

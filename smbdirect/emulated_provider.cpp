@@ -350,6 +350,7 @@ struct EmulatedConnectionRequests::Queue {
     std::mutex mu;
     std::deque<std::unique_ptr<EmulatedQueuePair>> waiting;
     bool closed = false;
+    bool device_removed = false;
     // The loop next() waits on, and its wake-up (notified there).
     std::optional<boost::asio::any_io_executor> home;
     std::optional<Event> event;
@@ -385,6 +386,7 @@ asio::awaitable<Result<std::unique_ptr<QueuePair>>> EmulatedConnectionRequests::
         {
             std::lock_guard lk(q_->mu);
             if (q_->closed) co_return Error(NtStatus::Cancelled);
+            if (q_->device_removed) co_return Error(NtStatus::InvalidDeviceState);
             if (!q_->waiting.empty()) {
                 auto qp = std::move(q_->waiting.front());
                 q_->waiting.pop_front();
@@ -394,6 +396,12 @@ asio::awaitable<Result<std::unique_ptr<QueuePair>>> EmulatedConnectionRequests::
         }
         co_await q_->event->wait();
     }
+}
+
+void EmulatedConnectionRequests::remove_device() {
+    std::lock_guard lk(q_->mu);
+    q_->device_removed = true;
+    if (q_->home) boost::asio::post(*q_->home, [q = q_] { q->event->notify(); });
 }
 
 void EmulatedConnectionRequests::close() {

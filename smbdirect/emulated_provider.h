@@ -149,6 +149,8 @@ class EmulatedConnectionRequests final : public ConnectionRequests {
     asio::awaitable<Result<std::unique_ptr<QueuePair>>> next(asio::io_context& loop) override;
     uint16_t port() const override { return port_; }
     void close() override;
+    // As the verbs listener when its device goes away: next() fails with InvalidDeviceState.
+    void remove_device();
 
   private:
     struct Queue;

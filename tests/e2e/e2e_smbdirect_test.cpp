@@ -777,6 +777,47 @@ TEST_F(E2eSmbDirect, PoolRegistrationsGoWithTheDomainsLastConnection) {
     EXPECT_GE(registrations.registered_slabs(), 1u);
 }
 
+TEST_F(E2eSmbDirect, AListenerWhoseDeviceWentAwayListensAgainWhenItIsBack) {
+    // The first listener serves, its device goes away, and the server listens again (here: a
+    // new set of emulated connection requests, as the verbs listener binds the address anew).
+    std::mutex mu;
+    smbdirect::EmulatedConnectionRequests* again = nullptr;
+    std::atomic<int> attempts{0};
+    auto requests = std::make_unique<smbdirect::EmulatedConnectionRequests>(4450);
+    auto* first = requests.get();
+    auto& s = server_->server();
+    s.add_listener(std::make_unique<server::SmbdListener>(
+        std::move(requests), smbdirect::SmbdConfig{}, s.smbd_counters, s.buffers, s.rdma_memory,
+        "emulated-relisten",
+        [&]() -> std::unique_ptr<smbdirect::ConnectionRequests> {
+            // The device is back on the second attempt.
+            if (++attempts < 2) return nullptr;
+            auto r = std::make_unique<smbdirect::EmulatedConnectionRequests>(4450);
+            std::lock_guard lk(mu);
+            again = r.get();
+            return r;
+        },
+        20ms));
+    auto use = [&](smbdirect::EmulatedConnectionRequests* via) {
+        auto saved = requests_;
+        requests_ = via;
+        auto [c, link] = connect_smbd();
+        requests_ = saved;
+        EXPECT_STATUS(c->echo(), NtStatus::Success);
+    };
+    use(first);
+    first->remove_device();
+    smbdirect::EmulatedConnectionRequests* now = nullptr;
+    for (int i = 0; i < 400 && !now; ++i) {
+        std::this_thread::sleep_for(5ms);
+        std::lock_guard lk(mu);
+        now = again;
+    }
+    ASSERT_NE(now, nullptr) << "the listener did not listen again";
+    EXPECT_GE(attempts.load(), 2);
+    use(now);
+}
+
 TEST_F(E2eSmbDirect, AClientsOrderlyDisconnectIsNotAnErrorDisconnect) {
     {
         auto [c, link] = connect_smbd();
