@@ -445,14 +445,14 @@ TEST_F(E2eSmbDirect, RdmaV1InvalidateNeedsSmb302) {
 // 64 KiB inline (the Linux client does not use RDMA on signed or sealed sessions), then what
 // the reply says about its protection.
 void inline_round_trip(Smb2Client& c, const std::string& name, bool* signed_reply,
-                       bool* encrypted_reply) {
+                       bool* encrypted_reply, uint32_t size = 65536) {
     auto cr = c.open(name, kRw, create_disposition::kOverwriteIf);
     ASSERT_STATUS(cr, NtStatus::Success);
-    auto data = pattern(65536, 10);
+    auto data = pattern(size, 10);
     auto w = c.write(cr.body.file_id, 0, data);
     ASSERT_STATUS(w, NtStatus::Success);
-    EXPECT_EQ(w.body.count, 65536u);
-    auto r = c.read(cr.body.file_id, 0, 65536);
+    EXPECT_EQ(w.body.count, size);
+    auto r = c.read(cr.body.file_id, 0, size);
     ASSERT_STATUS(r, NtStatus::Success);
     EXPECT_TRUE(ByteVector(r.body.data.begin(), r.body.data.end()) == data);
     *signed_reply = r.signature_verified;
@@ -471,6 +471,10 @@ TEST_F(E2eSmbDirect, SignedSessionCarriesInlineIo) {
     EXPECT_TRUE(sig);
     EXPECT_FALSE(enc);
     EXPECT_TRUE(file_contents(path_of("signed.bin")) == pattern(65536, 10));
+    // As large as the Linux client sends a signed WRITE inline: up to the server's
+    // MaxFragmentedSize less the WRITE header and a transform header.
+    inline_round_trip(*c, "signed-large.bin", &sig, &enc, (1u << 20) - 112 - 52);
+    EXPECT_TRUE(sig);
 
     // RDMA on a signed session too: the response is signed, the data goes by RDMA.
     auto op = c->open("signed.bin", access_mask::kFileGenericRead, create_disposition::kOpen);
