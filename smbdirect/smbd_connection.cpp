@@ -325,6 +325,11 @@ void SmbdConnection::handle_receive(Completion& c) {
         return;
     }
     const auto& h = r->header;
+    if (trace_)
+        log("received " + std::to_string(c.byte_len) + " bytes: data " +
+            std::to_string(h.data_length) + " at " + std::to_string(h.data_offset) +
+            ", remaining " + std::to_string(h.remaining_data_length) +
+            (r->message ? ", message of " + std::to_string(r->message->size()) + " bytes" : ""));
     // MS-SMBD 3.1.5.8: CreditsGranted adds to the send credits; CreditsRequested is the target.
     send_credits_ = std::min<uint32_t>(send_credits_ + h.credits_granted, 0xffff);
     receive_credit_target_ = h.credits_requested;

@@ -489,6 +489,20 @@ TEST_F(E2eSmbDirect, SignedSessionCarriesInlineIo) {
     EXPECT_TRUE(buf == pattern(65536, 10));
 }
 
+TEST_F(E2eSmbDirect, AesCmacSignedLargeInlineWriteVerifies) {
+    // The Linux 6.1 client offers no signing capabilities: AES-CMAC, over a message of 1 MiB.
+    TestServer::Options o;
+    o.configure = [](server::Config& c) { c.global.signing = server::SigningPolicy::Mandatory; };
+    start(o);
+    NegotiateOptions n;
+    n.signing_algorithms.clear();
+    auto [c, link] = connect_smbd({}, n);
+    ASSERT_EQ(c->signing_algorithm(), auth::SigningAlgorithm::AesCmac);
+    bool sig = false, enc = true;
+    inline_round_trip(*c, "cmac.bin", &sig, &enc, (1u << 20) - 112 - 52);
+    EXPECT_TRUE(sig);
+}
+
 TEST_F(E2eSmbDirect, EncryptedSessionCarriesInlineIo) {
     ClientOptions co;
     co.encrypt = true;

@@ -22,6 +22,8 @@
 #   SD_KSMBD       core (default: ksmbd gets the 32 MiB check) or full (every scenario)
 #   SD_SIZE_MB     the main file (32); SD_READS (2000); STEP_TIMEOUT per step (60 s)
 #   SD_LOG_LEVEL   daxsmbd's log level (1; 3 traces every request and RDMA operation)
+#   SD_ONLY        one daxsmbd scenario after the first core check: signed, multichannel,
+#                  kill, link, siw, removal (for chasing a failure)
 #   SD_OUT         where the guest output, the server logs and the client's DebugData are kept
 #                  (<build>/smbdirect-vm)
 # Exit status: the guest script's (0: every check passed).
@@ -40,6 +42,7 @@ vm_stage "$STAGE"
     printf 'SD_SIZE_MB=%q\nSD_READS=%q\n' "${SD_SIZE_MB:-32}" "${SD_READS:-2000}"
     printf 'STEP_TIMEOUT=%q\n' "${STEP_TIMEOUT:-60}"
     printf 'SD_LOG_LEVEL=%q\n' "${SD_LOG_LEVEL:-1}"
+    printf 'SD_ONLY=%q\n' "${SD_ONLY:-}"
 } >"$STAGE/smbdirect.env"
 rm -rf "$SD_OUT"
 mkdir -p "$SD_OUT"
