@@ -164,7 +164,6 @@ SmbdListener::SmbdListener(std::unique_ptr<smbdirect::ConnectionRequests> reques
       registrations_(registrations),
       name_(std::move(name)) {
     requests_ = std::move(requests);
-    current_ = requests_.get();
     relisten_ = std::move(relisten);
     relisten_interval_ = relisten_interval;
     port_ = requests_->port();
@@ -195,7 +194,6 @@ asio::awaitable<bool> SmbdListener::listen_again() {
         std::lock_guard lk(mu_);
         if (closed_) co_return false;
         requests_ = std::move(r);
-        current_ = requests_.get();
         log_info("SMB Direct ", name_, ": listening again");
         co_return true;
     }
@@ -203,8 +201,7 @@ asio::awaitable<bool> SmbdListener::listen_again() {
 
 asio::awaitable<Result<std::unique_ptr<Transport>>> SmbdListener::accept(asio::io_context& loop) {
     for (;;) {
-        // Only this coroutine replaces requests_: current_ stays valid while it waits.
-        auto qp = co_await current_->next(loop);
+        auto qp = co_await requests_->next(loop);
         if (!qp) {
             if (qp.status() == NtStatus::InvalidDeviceState && relisten_ && co_await listen_again())
                 continue;

@@ -117,8 +117,8 @@ class SmbdListener final : public Listener {
 
     mutable std::mutex mu_;  // requests_ is replaced on the accept loop, closed from anywhere
     bool closed_ = false;
+    // Replaced only by the accept coroutine, which therefore reads it without the lock.
     std::unique_ptr<smbdirect::ConnectionRequests> requests_;
-    smbdirect::ConnectionRequests* current_ = nullptr;
     Relisten relisten_;
     std::chrono::milliseconds relisten_interval_;
     uint16_t port_ = 0;

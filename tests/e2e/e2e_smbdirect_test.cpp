@@ -768,15 +768,19 @@ TEST_F(E2eSmbDirect, PoolRegistrationsGoWithTheDomainsLastConnection) {
     // nothing but its listeners: the slab registrations last as long as a connection does.
     write_file("reg.bin", pattern(kMiB, 16));
     auto& registrations = server_->server().rdma_memory;
-    {
-        auto [c, link] = connect_smbd();
-        auto op = c->open("reg.bin", kRw, create_disposition::kOpen);
+    // Opens `name` and reads its first `length` bytes by RDMA (with invalidation).
+    auto read_by_rdma = [](Smb2Client& c, SmbdLink& link, const char* name, uint32_t length) {
+        auto op = c.open(name, kRw, create_disposition::kOpen);
         ASSERT_STATUS(op, NtStatus::Success);
-        ByteVector into(kMiB);
-        auto rin = link->register_buffer(into, true);
+        ByteVector into(length);
+        auto rin = link.register_buffer(into, true);
         ASSERT_TRUE(rin);
         const BufferDescriptorV1 din[] = {(*rin)->descriptor()};
-        ASSERT_STATUS(c->read_rdma(op.body.file_id, 0, kMiB, din, true), NtStatus::Success);
+        ASSERT_STATUS(c.read_rdma(op.body.file_id, 0, length, din, true), NtStatus::Success);
+    };
+    {
+        auto [c, link] = connect_smbd();
+        read_by_rdma(*c, *link, "reg.bin", kMiB);
         EXPECT_GE(registrations.registered_slabs(), 1u);
         EXPECT_STATUS(c->logoff(), NtStatus::Success);
     }
@@ -785,13 +789,7 @@ TEST_F(E2eSmbDirect, PoolRegistrationsGoWithTheDomainsLastConnection) {
     EXPECT_EQ(registrations.registered_slabs(), 0u);
     // And a new connection registers again.
     auto [c, link] = connect_smbd();
-    auto op = c->open("reg.bin", kRw, create_disposition::kOpen);
-    ASSERT_STATUS(op, NtStatus::Success);
-    ByteVector into(4096);
-    auto rin = link->register_buffer(into, true);
-    ASSERT_TRUE(rin);
-    const BufferDescriptorV1 din[] = {(*rin)->descriptor()};
-    ASSERT_STATUS(c->read_rdma(op.body.file_id, 0, 4096, din, true), NtStatus::Success);
+    read_by_rdma(*c, *link, "reg.bin", 4096);
     EXPECT_GE(registrations.registered_slabs(), 1u);
 }
 
