@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <list>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -202,13 +203,19 @@ MappedRange& MappedRange::operator=(MappedRange&& o) noexcept {
         chunk_ = std::exchange(o.chunk_, nullptr);
         shard_ = o.shard_;
         bytes_ = o.bytes_;
+        mapping_ = o.mapping_;
         file_offset_ = o.file_offset_;
+        rdma_ = std::exchange(o.rdma_, false);
     }
     return *this;
 }
 
 void MappedRange::reset() {
-    if (chunk_) owner_->unpin(chunk_, shard_);
+    if (chunk_) {
+        owner_->unpin(chunk_, shard_);
+        if (rdma_) owner_->rdma_pins_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    rdma_ = false;
     chunk_ = nullptr;
     owner_ = nullptr;
     bytes_ = {};
@@ -515,6 +522,7 @@ std::optional<MappedRange> FileMap::pin(uint64_t offset, size_t len, bool for_wr
             r.file_offset_ = offset;
             r.bytes_ = std::span<std::byte>(c->base + (offset - c->file_offset),
                                             size_t(need_end - offset));
+            r.mapping_ = std::span<std::byte>(c->base, c->length.load(std::memory_order_acquire));
             return r;
         }
         // Lost a race with a retire (or a recycled Chunk): undo and look again.
@@ -709,6 +717,84 @@ IoResult FileMap::write(uint64_t offset, std::span<const std::byte> src, bool wr
     counts.writes.add(1);
     counts.write_bytes.add(int64_t(src.size()));
     return res;
+}
+
+std::optional<MappedRange> FileMap::pin_for_rdma(uint64_t offset, size_t len, bool for_write,
+                                                 bool write_through, std::string* why) {
+    auto refuse = [&](const char* w) -> std::optional<MappedRange> {
+        if (why) *why = w;
+        return std::nullopt;
+    };
+    if (len == 0) return refuse("nothing to place");
+    const uint64_t end = offset + len;
+    if (offset / opts_.chunk_size != (end - 1) / opts_.chunk_size)
+        return refuse("range spans two chunk mappings");
+    // Counted before the fence is looked at: fence_rdma sets the fence, then waits for the
+    // count, so one of the two sees the other.
+    rdma_pins_.fetch_add(1, std::memory_order_seq_cst);
+    auto undo = [&](const char* w) -> std::optional<MappedRange> {
+        rdma_pins_.fetch_sub(1, std::memory_order_seq_cst);
+        return refuse(w);
+    };
+    if (rdma_fenced_.load(std::memory_order_seq_cst)) return undo("the file is being truncated");
+    if (for_write) {
+        if (!writable_) return undo("no read-write descriptor for the mapping");
+        std::string grow_why;
+        if (end > size() && !grow_to(offset, end, write_through, &grow_why)) {
+            if (why) *why = grow_why;
+            return undo("the range could not be allocated");
+        }
+    } else if (end > size()) {
+        refresh_size();
+        if (end > size()) return undo("range beyond the end of file");
+    }
+    auto r = pin(offset, len, for_write, why);
+    if (!r) {
+        rdma_pins_.fetch_sub(1, std::memory_order_seq_cst);
+        return std::nullopt;
+    }
+    if (r->bytes().size() != len) {
+        r->reset();
+        return undo("range not mapped whole");
+    }
+    r->rdma_ = true;
+    return r;
+}
+
+IoResult FileMap::landed(const MappedRange& range, bool write_through) {
+    IoResult res;
+    auto m = range.bytes();
+    Chunk* c = range.chunk_;
+    if (write_through) {
+        // MS-SMB2 3.3.5.13 write-through: durable before the response. What the device wrote
+        // may sit in the CPU caches (a software device copies; a NIC's DMA can land in the
+        // last-level cache): flushed like a copy of our own.
+        if (c->map_sync) {
+            flusher_.flush(m.data(), m.size());
+            flusher_.drain();
+        } else if (!msync_range(m.data(), m.size())) {
+            res.why = std::string("msync: ") + std::strerror(errno);
+            return res;
+        }
+        stats().persists.add(1);
+    } else {
+        mark_dirty(c->index, range.file_offset() - c->file_offset, m.size());
+    }
+    res.outcome = IoOutcome::Done;
+    res.bytes = m.size();
+    stats().writes.add(1);
+    stats().write_bytes.add(int64_t(m.size()));
+    return res;
+}
+
+bool FileMap::fence_rdma(std::chrono::milliseconds wait) {
+    rdma_fenced_.store(true, std::memory_order_seq_cst);
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (rdma_pins_.load(std::memory_order_seq_cst) != 0) {
+        if (std::chrono::steady_clock::now() >= until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
 }
 
 // A SIGBUS during a copy: if the file no longer reaches the range, it changed under us (someone

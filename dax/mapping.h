@@ -28,6 +28,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -100,6 +101,9 @@ class MappedRange {
 
     std::span<std::byte> bytes() const { return bytes_; }
     uint64_t file_offset() const { return file_offset_; }
+    // The whole mapping of the chunk as it was when pinned (it holds bytes()): mapped for as
+    // long as the pin lasts. What an RDMA transport registers, once for many requests.
+    std::span<std::byte> mapping() const { return mapping_; }
     explicit operator bool() const { return chunk_ != nullptr; }
 
   private:
@@ -108,7 +112,9 @@ class MappedRange {
     Chunk* chunk_ = nullptr;
     size_t shard_ = 0;
     std::span<std::byte> bytes_;
+    std::span<std::byte> mapping_;
     uint64_t file_offset_ = 0;
+    bool rdma_ = false;  // pinned by pin_for_rdma (counted in FileMap::rdma_pins_)
 };
 
 enum class IoOutcome {
@@ -139,6 +145,23 @@ class FileMap {
     // spanning chunks takes several pins). nullopt when not servable (see IoResult::why).
     std::optional<MappedRange> pin(uint64_t offset, size_t len, bool for_write,
                                    std::string* why = nullptr);
+
+    // A pin for a device to move data into or out of (RDMA placing straight into the mapping):
+    // as pin(), but the whole range in one pin (nullopt when it spans chunks), within the end of
+    // file (a write first allocates up to offset + len, as write() would), and refused while a
+    // truncation of this server is fenced (fence_rdma). A device cannot take a SIGBUS: a page
+    // gone under it breaks its whole connection, so the range must exist for as long as the pin.
+    // write_through: a size the allocation moved is made durable too (as write() does).
+    std::optional<MappedRange> pin_for_rdma(uint64_t offset, size_t len, bool for_write,
+                                            bool write_through = false, std::string* why = nullptr);
+    // A device placed bytes into `range` (pinned for writing by pin_for_rdma): flushed and
+    // fenced now with write_through, else marked for persist(); counted as a write.
+    IoResult landed(const MappedRange& range, bool write_through);
+    // Before this server truncates the file: new pin_for_rdma calls are refused and the pins
+    // already held are waited for (at most `wait`; false when some still remain), until
+    // lift_rdma_fence(). Blocking: call it off the event loop, as the truncation itself.
+    bool fence_rdma(std::chrono::milliseconds wait);
+    void lift_rdma_fence() { rdma_fenced_.store(false, std::memory_order_seq_cst); }
 
     // READ: copies file bytes at `offset` into `dst`, stopping at end of file (bytes = 0 at or
     // past it). All or nothing: a range the mapping cannot serve entirely is a Fallback.
@@ -215,6 +238,10 @@ class FileMap {
     const size_t granule_;
     std::atomic<uint64_t> size_;
     std::unique_ptr<Slot[]> slots_;
+
+    // RDMA pins held now, and whether a truncation is fenced (fence_rdma .. lift_rdma_fence).
+    std::atomic<int64_t> rdma_pins_{0};
+    std::atomic<bool> rdma_fenced_{false};
 
     mutable std::mutex mu_;  // publishing/retiring chunks, growth, the free list
     int map_sync_ = 0;       // under mu_: the file maps with MAP_SYNC (1), not (-1), unknown

@@ -688,6 +688,13 @@ const ShareKey kShareKeys[] = {
          sh.dax_prefault = size_t(*n);
          return std::nullopt;
      }},
+    {"rdmaintopmem",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         const std::string m = lower(trim(v));
+         if (m != "auto" && m != "bounce") return bad_value(key, v, "auto or bounce");
+         sh.rdma_into_pmem_direct = m == "auto";
+         return std::nullopt;
+     }},
     {"smbencrypt",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          auto e = parse_encrypt(v);

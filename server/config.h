@@ -47,6 +47,11 @@ struct ShareConfig {
     // "dax prefault": bytes from the start of a file's mapping (per 1 GiB chunk) whose page
     // tables are populated off the event loop when the mapping is first used (dax::MapOptions).
     size_t dax_prefault = size_t(64) << 20;
+    // "rdma into pmem" of a DAX share: auto (true) lets SMB Direct READ and WRITE data go
+    // straight between the client and the file mappings when the start-up probe finds an RDMA
+    // device that can register them (On-Demand Paging); bounce (false): always through
+    // registered pool buffers, with a copy to or from the mapping.
+    bool rdma_into_pmem_direct = true;
     // "smb encrypt" / "server smb encrypt" of this share; unset = the [global] value.
     std::optional<EncryptPolicy> encrypt;
     // Block path (server/io): "direct io" opens data files a second time with O_DIRECT for

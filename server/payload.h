@@ -74,6 +74,11 @@ class Payload {
     std::span<std::byte> writable_bytes();
     // The pipe of a Pipe payload, else null.
     io::SplicePipe* pipe() { return std::get_if<io::SplicePipe>(&v_); }
+    // The pinned range of a Mapped payload (bytes() is its first size() bytes), else null.
+    const dax::MappedRange* mapped() const {
+        auto* m = std::get_if<Mapped>(&v_);
+        return m ? &m->range : nullptr;
+    }
 
     // Makes this a Memory payload: a pipe's bytes are read, a mapped range's copied (guarded
     // against media errors, dax/media_guard.h) into a buffer of `pool`. Fails when the bytes

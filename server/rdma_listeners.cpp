@@ -25,8 +25,9 @@ constexpr uint16_t kSmbDirectIwarpPort = 5445;
 
 // Whether RDMA can reach a DAX share's file mappings directly, probed with a scratch file on
 // the share: Linux refuses long-term pins of fsdax pages (a plain registration fails with
-// EOPNOTSUPP), so only an On-Demand-Paging registration could cover them.
-std::string probe_rdma_into_pmem(smbdirect::ProtectionDomain& pd, int share_root) {
+// EOPNOTSUPP), so only an On-Demand-Paging registration can cover them. `*direct`: it did.
+std::string probe_rdma_into_pmem(smbdirect::ProtectionDomain& pd, int share_root, bool* direct) {
+    *direct = false;
     constexpr size_t kProbe = 2u << 20;
     int fd = ::openat(share_root, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -50,14 +51,15 @@ std::string probe_rdma_into_pmem(smbdirect::ProtectionDomain& pd, int share_root
             m, kProbe, smbdirect::access::kLocalWrite | smbdirect::access::kOnDemand, &odp_why);
     else
         odp_why = pd.device_name() + " has no On-Demand Paging";
-    if (pinned)
-        result = "bounce (" + pd.device_name() +
-                 " registers DAX pages without ODP; direct placement not offered yet)";
-    else if (odp)
-        result = "bounce (ODP registration works on " + pd.device_name() +
-                 "; direct placement not offered yet)";
-    else
-        result = "bounce (ODP registration refused: " + odp_why + "; pinned: " + pinned_why + ")";
+    // Only ODP: a pinned registration that works here (a device or kernel that allows it)
+    // would hold the pages for good, which truncation and the map cache cannot live with.
+    if (odp) {
+        *direct = true;
+        result = "direct (ODP on " + pd.device_name() + ")";
+    } else {
+        result = "bounce (ODP registration refused: " + odp_why +
+                 "; pinned: " + (pinned ? std::string("works") : pinned_why) + ")";
+    }
     pinned.reset();
     odp.reset();
     ::munmap(m, kProbe);
@@ -77,9 +79,17 @@ void Server::probe_dax_shares(smbdirect::VerbsDomains& domains, const std::strin
     if (devs) rdma_free_devices(devs);
     for (auto& s : shares_) {
         if (!s->dax) continue;
-        const std::string mode =
-            pd ? probe_rdma_into_pmem(*pd, s->root->fd()) : "bounce (" + device + ": " + why + ")";
-        log_info("share [", s->config.name, "]: RDMA into pmem: ", mode);
+        bool direct = false;
+        std::string mode = pd ? probe_rdma_into_pmem(*pd, s->root->fd(), &direct)
+                              : "bounce (" + device + ": " + why + ")";
+        if (direct && !s->config.rdma_into_pmem_direct) {
+            direct = false;
+            mode = "bounce (rdma into pmem = bounce)";
+        }
+        // Any device that registers the mappings turns placement on: a connection on one that
+        // cannot goes through pool buffers (SmbdTransport::push_kinds).
+        s->rdma_direct = s->rdma_direct || direct;
+        log_info("share [", s->config.name, "]: RDMA into pmem on ", device, ": ", mode);
     }
 }
 

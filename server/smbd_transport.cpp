@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "dax/media_guard.h"
 #include "server/log.h"
 
 namespace daxsmbd::server {
@@ -19,14 +20,80 @@ void RdmaRegistrations::attach(smbdirect::ProtectionDomain& pd) {
 
 void RdmaRegistrations::detach(smbdirect::ProtectionDomain& pd) {
     std::vector<std::unique_ptr<smbdirect::MemoryRegion>> gone;
+    std::list<std::shared_ptr<smbdirect::MemoryRegion>> gone_mapped;
     {
         std::lock_guard lk(mu_);
         auto it = domains_.find(&pd);
         if (it == domains_.end() || --it->second.connections > 0) return;
         gone = std::move(it->second.slabs);
+        gone_mapped = std::move(it->second.mapped);
         domains_.erase(it);
     }
     // Deregistered outside the lock (a verbs call).
+}
+
+bool RdmaRegistrations::maps_directly(smbdirect::ProtectionDomain& pd) const {
+    if (!pd.on_demand_paging()) return false;
+    std::lock_guard lk(mu_);
+    auto it = domains_.find(&pd);
+    return it == domains_.end() || !it->second.mapped_failed;
+}
+
+std::optional<smbdirect::LocalSegment> RdmaRegistrations::mapped_segment(
+    smbdirect::ProtectionDomain& pd, std::span<std::byte> mapping, std::span<const std::byte> bytes,
+    std::shared_ptr<smbdirect::MemoryRegion>* hold) {
+    if (!pd.on_demand_paging() || bytes.empty()) return std::nullopt;
+    auto* p = const_cast<std::byte*>(bytes.data());
+    auto found = [&](const std::shared_ptr<smbdirect::MemoryRegion>& r) {
+        *hold = r;
+        return smbdirect::LocalSegment{p, uint32_t(bytes.size()), r->lkey};
+    };
+    {
+        std::lock_guard lk(mu_);
+        auto& d = domains_[&pd];
+        if (d.mapped_failed) return std::nullopt;
+        for (auto it = d.mapped.begin(); it != d.mapped.end(); ++it) {
+            if (!(*it)->contains(p, bytes.size())) continue;
+            d.mapped.splice(d.mapped.begin(), d.mapped, it);  // most recently used
+            return found(d.mapped.front());
+        }
+    }
+    // The window of the mapping holding the transfer: every byte of it is mapped now (an ODP
+    // registration may fault the whole range in at once), and it stays a few large regions
+    // for a large file.
+    std::byte* const base = mapping.data();
+    const size_t from = size_t(p - base) / kMappedWindow * kMappedWindow;
+    const size_t to =
+        std::min(mapping.size(), std::max(from + kMappedWindow, size_t(p - base) + bytes.size()));
+    std::string why;
+    std::shared_ptr<smbdirect::MemoryRegion> r =
+        pd.register_memory(base + from, to - from,
+                           smbdirect::access::kLocalWrite | smbdirect::access::kOnDemand, &why);
+    std::shared_ptr<smbdirect::MemoryRegion> evicted;
+    std::lock_guard lk(mu_);
+    auto& d = domains_[&pd];
+    if (!r) {
+        if (!d.mapped_failed)
+            log_error("SMB Direct: On-Demand-Paging registration of a DAX mapping with ",
+                      pd.device_name(), " failed: ", why,
+                      "; READ and WRITE by RDMA of DAX shares go through pool buffers");
+        d.mapped_failed = true;
+        return std::nullopt;
+    }
+    d.mapped.push_front(r);
+    if (d.mapped.size() > kMappedRegions) {
+        evicted = std::move(d.mapped.back());  // deregistered after the lock, by the last user
+        d.mapped.pop_back();
+    }
+    return found(r);
+}
+
+size_t RdmaRegistrations::mapped_regions() const {
+    std::lock_guard lk(mu_);
+    size_t n = 0;
+    for (auto& [pd, d] : domains_)
+        n += d.mapped.size();
+    return n;
 }
 
 std::optional<smbdirect::LocalSegment> RdmaRegistrations::segment(smbdirect::ProtectionDomain& pd,
@@ -123,22 +190,55 @@ uint32_t SmbdTransport::max_read_write_size() const {
     return conn_->parameters().max_read_write_size;
 }
 
+PayloadKinds SmbdTransport::push_kinds() const {
+    if (registrations_.maps_directly(conn_->queue_pair().domain()))
+        return PayloadKind::Memory | PayloadKind::Mapped;
+    return PayloadKind::Memory;
+}
+
 asio::awaitable<Status> SmbdTransport::push(std::span<const smbdirect::BufferDescriptorV1> to,
                                             const Payload& data) {
     auto& pd = conn_->queue_pair().domain();
     auto bytes = data.bytes();
+    if (const dax::MappedRange* m = data.mapped()) {
+        // Straight out of persistent memory (the range stays pinned until the payload goes).
+        std::shared_ptr<smbdirect::MemoryRegion> hold;
+        if (auto seg = registrations_.mapped_segment(pd, m->mapping(), bytes, &hold)) {
+            auto st = co_await conn_->write_to_peer(to, std::span(&*seg, 1));
+            if (st && counters_) counters_->direct_bytes += bytes.size();
+            co_return st;
+        }
+    }
     auto* p = const_cast<std::byte*>(bytes.data());
     auto seg = registrations_.segment(pd, p, bytes.size());
     PoolBuffer staged;
     if (!seg) {
-        // Not pool memory (a one-off buffer): staged through a pool buffer.
+        // Not pool memory (a one-off buffer, a mapping without a registration): staged through
+        // a pool buffer; a mapping's bytes are copied guarded against media errors.
         staged = pool_.acquire(bytes.size());
-        std::memcpy(staged.data(), bytes.data(), bytes.size());
+        if (data.mapped()) {
+            if (!dax::guarded_copy(staged.data(), bytes.data(), bytes.size(), bytes.data(),
+                                   bytes.size()))
+                co_return Error(NtStatus::UnexpectedIoError);
+        } else {
+            std::memcpy(staged.data(), bytes.data(), bytes.size());
+        }
         seg = registrations_.segment(pd, staged.data(), bytes.size());
         if (!seg) co_return Error(NtStatus::InsufficientResources);
     }
     auto st = co_await conn_->write_to_peer(to, std::span(&*seg, 1));
     if (st && counters_) counters_->bounce_bytes += bytes.size();
+    co_return st;
+}
+
+asio::awaitable<Status> SmbdTransport::pull_into(
+    std::span<const smbdirect::BufferDescriptorV1> from, const dax::MappedRange& into) {
+    std::shared_ptr<smbdirect::MemoryRegion> hold;
+    auto seg = registrations_.mapped_segment(conn_->queue_pair().domain(), into.mapping(),
+                                             into.bytes(), &hold);
+    if (!seg) co_return Error(NtStatus::NotSupported);
+    auto st = co_await conn_->read_from_peer(from, std::span(&*seg, 1));
+    if (st && counters_) counters_->direct_bytes += into.bytes().size();
     co_return st;
 }
 
@@ -227,7 +327,7 @@ std::string smbd_stats_line(const smbdirect::SmbdCounters& c, const RdmaRegistra
       << " rdma_write_bytes=" << c.rdma_write_bytes << " send_invalidates=" << c.send_invalidates
       << " keepalives=" << c.keepalives << " error_disconnects=" << c.disconnects_on_error
       << " bounce_bytes=" << c.bounce_bytes << " direct_bytes=" << c.direct_bytes
-      << " registered_slabs=" << r.registered_slabs();
+      << " registered_slabs=" << r.registered_slabs() << " mapped_regions=" << r.mapped_regions();
     return o.str();
 }
 

@@ -5,12 +5,16 @@
 // Memory: RDMA moves data between the client's buffers and pool buffers (server/buffer_pool.h).
 // Each pool slab is registered once per protection domain (RdmaRegistrations, owned by the
 // server), never per I/O; a payload outside the slabs (a one-off buffer) is copied into a pool
-// buffer first.
+// buffer first. On a device with On-Demand Paging, the DAX file mappings are registered too
+// (windows of them, kept for later transfers), and READ and WRITE data of DAX shares moves
+// straight between the client and persistent memory (counted as direct_bytes; through pool
+// buffers: bounce_bytes).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,11 +46,31 @@ class RdmaRegistrations {
                                                    size_t len);
     size_t registered_slabs() const;
 
+    // RDMA straight from and into a DAX file mapping: the segment for `bytes`, which lie in
+    // `mapping` (dax::MappedRange::mapping(), pinned by the caller), from an On-Demand-Paging
+    // registration of a window of the mapping (kMappedWindow, larger for a transfer crossing
+    // it). Registrations are kept for later transfers, the last kMappedRegions used per domain:
+    // an ODP region follows whatever the addresses map when the device touches them, so one
+    // that outlived its file's mapping is still right for the next mapping placed there, and a
+    // transfer only ever touches a range pinned meanwhile. `hold` keeps the region for the
+    // transfer. nullopt when the domain has no ODP or the registration failed (logged once per
+    // domain; the caller then goes through pool buffers).
+    static constexpr size_t kMappedWindow = size_t(64) << 20;
+    static constexpr size_t kMappedRegions = 32;
+    std::optional<smbdirect::LocalSegment> mapped_segment(
+        smbdirect::ProtectionDomain& pd, std::span<std::byte> mapping,
+        std::span<const std::byte> bytes, std::shared_ptr<smbdirect::MemoryRegion>* hold);
+    // Whether mapped_segment() may work on `pd` (ODP offered, no registration failed yet).
+    bool maps_directly(smbdirect::ProtectionDomain& pd) const;
+    size_t mapped_regions() const;
+
   private:
     struct Domain {
         size_t connections = 0;
         bool failed = false;
+        bool mapped_failed = false;
         std::vector<std::unique_ptr<smbdirect::MemoryRegion>> slabs;
+        std::list<std::shared_ptr<smbdirect::MemoryRegion>> mapped;  // most recently used first
     };
     BufferPool& pool_;
     mutable std::mutex mu_;
@@ -75,6 +99,9 @@ class SmbdTransport final : public Transport, public RdmaChannel {
                                  const Payload& data) override;
     asio::awaitable<Result<PoolBuffer>> pull(std::span<const smbdirect::BufferDescriptorV1> from,
                                              size_t length) override;
+    asio::awaitable<Status> pull_into(std::span<const smbdirect::BufferDescriptorV1> from,
+                                      const dax::MappedRange& into) override;
+    PayloadKinds push_kinds() const override;
     uint32_t max_read_write_size() const override;
     size_t max_inline_message() const override {
         return conn_->parameters().max_fragmented_send_size;

@@ -1,6 +1,6 @@
-// Message-oriented transport: TCP (4-byte framing) now, SMB Direct later. Handlers never see
-// the transport; the connection receives whole SMB2 messages and sends gather lists with at most
-// one payload fragment, in a kind the transport says it carries (carries()).
+// Message-oriented transport: TCP (4-byte framing) or SMB Direct (server/smbd_transport.h).
+// Handlers never see the transport; the connection receives whole SMB2 messages and sends gather
+// lists with at most one payload fragment, in a kind the transport says it carries (carries()).
 #pragma once
 
 #include <array>
@@ -36,8 +36,15 @@ class RdmaChannel {
     // RDMA READ of `length` bytes from the client's buffers `from` into a pool buffer.
     virtual asio::awaitable<Result<PoolBuffer>> pull(
         std::span<const smbdirect::BufferDescriptorV1> from, size_t length) = 0;
-    // The payload kinds push() takes (Memory always; Mapped where the DAX mapping is
-    // registered for RDMA).
+    // RDMA READ of the client's buffers `from` straight into a pinned range of a DAX mapping
+    // (io::DataPath::landing), all of into.bytes(). NotSupported when this channel cannot
+    // reach the mapping (nothing was read: the caller uses pull()).
+    virtual asio::awaitable<Status> pull_into(std::span<const smbdirect::BufferDescriptorV1>,
+                                              const dax::MappedRange&) {
+        co_return Error(NtStatus::NotSupported);
+    }
+    // The payload kinds push() takes (Memory always; Mapped where the DAX mapping can be
+    // registered for RDMA: then pull_into() may work too).
     virtual PayloadKinds push_kinds() const { return PayloadKind::Memory; }
     // The largest message the peer reassembles (MS-SMBD MaxFragmentedSize): a READ answered
     // inline must fit in it.

@@ -351,6 +351,7 @@ struct EmulatedConnectionRequests::Queue {
     std::deque<std::unique_ptr<EmulatedQueuePair>> waiting;
     bool closed = false;
     bool device_removed = false;
+    bool on_demand_paging = false;
     // The loop next() waits on, and its wake-up (notified there).
     std::optional<boost::asio::any_io_executor> home;
     std::optional<Event> event;
@@ -367,6 +368,7 @@ std::unique_ptr<EmulatedQueuePair> EmulatedConnectionRequests::connect(
     active->link_->established = false;  // until the listener's side accepts
     std::lock_guard lk(q_->mu);
     if (q_->closed) return nullptr;
+    passive->emulated_domain().set_on_demand_paging(q_->on_demand_paging);
     q_->waiting.push_back(std::move(passive));
     if (q_->home) boost::asio::post(*q_->home, [q = q_] { q->event->notify(); });
     return std::move(active);
@@ -402,6 +404,11 @@ void EmulatedConnectionRequests::remove_device() {
     std::lock_guard lk(q_->mu);
     q_->device_removed = true;
     if (q_->home) boost::asio::post(*q_->home, [q = q_] { q->event->notify(); });
+}
+
+void EmulatedConnectionRequests::set_on_demand_paging(bool on) {
+    std::lock_guard lk(q_->mu);
+    q_->on_demand_paging = on;
 }
 
 void EmulatedConnectionRequests::close() {

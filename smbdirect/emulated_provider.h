@@ -151,6 +151,9 @@ class EmulatedConnectionRequests final : public ConnectionRequests {
     void close() override;
     // As the verbs listener when its device goes away: next() fails with InvalidDeviceState.
     void remove_device();
+    // The listener's side of later connections offers On-Demand Paging (its domain registers
+    // with access::kOnDemand).
+    void set_on_demand_paging(bool on);
 
   private:
     struct Queue;

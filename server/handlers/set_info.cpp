@@ -114,23 +114,39 @@ Status set_disposition_ex(const vfs::ShareRoot& root, Open& open, Bytes buf, Fil
     return files.set_delete_pending(key_of(open), del);
 }
 
+// Around a truncation of this server: RDMA placement into the file waits (io::DataPath::
+// truncating), whether or not the truncation succeeds.
+class TruncationFence {
+  public:
+    explicit TruncationFence(io::DataPath& data) : data_(data) { data_.truncating(); }
+    ~TruncationFence() { data_.truncation_over(); }
+    TruncationFence(const TruncationFence&) = delete;
+    TruncationFence& operator=(const TruncationFence&) = delete;
+
+  private:
+    io::DataPath& data_;
+};
+
 Status set_end_of_file(Open& open, Bytes buf) {
     DAX_TRY(auto e, FileEndOfFileInfo::decode(buf));
     if (open.local.is_directory || e.end_of_file < 0) return Error(NtStatus::InvalidParameter);
+    std::shared_ptr<io::DataPath> data = io::data_path_of(open);
+    TruncationFence fence(*data);
     if (::ftruncate(open.local.fd, e.end_of_file) != 0) return Error(errno_to_status(errno));
     // State shared by every open of the file (the DAX mapping) drops what the size no longer
     // covers.
-    io::data_path_of(open)->truncated(uint64_t(e.end_of_file));
+    data->truncated(uint64_t(e.end_of_file));
     return {};
 }
 
 Status set_allocation(Open& open, Bytes buf) {
     DAX_TRY(auto a, FileAllocationInfo::decode(buf));
     if (open.local.is_directory || a.allocation_size < 0) return Error(NtStatus::InvalidParameter);
+    std::shared_ptr<io::DataPath> data = io::data_path_of(open);
+    TruncationFence fence(*data);
     auto st = info::set_allocation(open.local.fd, a.allocation_size);
     // An allocation below the end of file truncated the file (info::set_allocation).
     if (st) {
-        std::shared_ptr<io::DataPath> data = io::data_path_of(open);
         if (auto known = data->known_size(); known && uint64_t(a.allocation_size) < *known)
             data->truncated(uint64_t(a.allocation_size));
     }

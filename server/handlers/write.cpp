@@ -73,6 +73,32 @@ Result<std::optional<RdmaTransfer>> rdma_channel_of(RequestContext& ctx, WriteRe
     return std::optional<RdmaTransfer>(std::move(*t));
 }
 
+// The data of a WRITE by RDMA: landed straight in the file (a DAX share whose mapping the
+// channel registers: the bytes written), else fetched into `pulled` for DataPath::write
+// (nullopt).
+asio::awaitable<Result<std::optional<size_t>>> write_by_rdma(
+    RequestContext& ctx, Open& open, io::DataPath& data, const RdmaTransfer& rdma, size_t length,
+    uint64_t offset, io::WriteMode mode, PoolBuffer& pulled) {
+    auto from = smbdirect::select_range(rdma.buffers, 0, length);
+    if (!from) co_return Error(NtStatus::InvalidParameter);
+    if (ctx.conn.rdma->push_kinds().has(PayloadKind::Mapped)) {
+        if (auto land = data.landing(length, offset, mode)) {
+            auto st = co_await ctx.conn.rdma->pull_into(*from, *land);
+            if (st) {
+                auto w = data.landed(ctx.caller(open), *land, mode);
+                if (!w) co_return Error(w.status());
+                co_return std::optional<size_t>(*w);
+            }
+            // Nothing was read when the channel cannot reach the mapping: fetch it below.
+            if (st.status() != NtStatus::NotSupported) co_return Error(st.status());
+        }
+    }
+    auto got = co_await ctx.conn.rdma->pull(*from, length);
+    if (!got) co_return Error(got.status());
+    pulled = std::move(*got);
+    co_return std::optional<size_t>();
+}
+
 }  // namespace
 
 asio::awaitable<NtStatus> write(RequestContext& ctx) {
@@ -169,15 +195,16 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
         }
     }
     PoolBuffer pulled;
+    std::optional<size_t> landed;
     if (*rdma) {
-        auto from = smbdirect::select_range((*rdma)->buffers, 0, req->length);
-        if (!from) co_return NtStatus::InvalidParameter;
-        auto got = co_await ctx.conn.rdma->pull(*from, req->length);
-        if (!got) co_return got.status();
-        pulled = std::move(*got);
+        auto r =
+            co_await write_by_rdma(ctx, *open, *data, **rdma, req->length, offset, mode, pulled);
+        if (!r) co_return r.status();
+        landed = *r;
         req->data = Bytes(pulled.span());
     }
-    auto w = co_await data->write(ctx.caller(*open), req->data, offset, mode);
+    Result<size_t> w = landed ? Result<size_t>(*landed) : Result<size_t>(0);
+    if (!landed) w = co_await data->write(ctx.caller(*open), req->data, offset, mode);
     if (!w) {
         ctx.log().debug("WRITE to '", open->local.path, "' at ", offset,
                         " failed: ", status_name(w.status()));

@@ -56,7 +56,8 @@ std::shared_ptr<DataPath> open_data_path(const Share& share, const Open& open,
                  "' (not a regular file or no usable descriptor)");
         return block;
     }
-    return std::make_shared<DaxDataPath>(std::move(map), std::move(block), std::move(background));
+    return std::make_shared<DaxDataPath>(std::move(map), std::move(block), std::move(background),
+                                         share.rdma_direct);
 }
 
 asio::awaitable<Result<SplicePipe>> DataPath::read_to_pipe(Caller, size_t, uint64_t) {

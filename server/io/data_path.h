@@ -98,6 +98,20 @@ class DataPath {
     // call completes only after the data is durable.
     virtual asio::awaitable<Result<size_t>> write(Caller c, protocol::Bytes data, uint64_t offset,
                                                   WriteMode mode) = 0;
+    // RDMA straight into the file (a WRITE whose data a device places): the pinned range of the
+    // file where `len` bytes at `offset` may land, or nullopt (no mapping here, placement off
+    // for the share, a range not mappable now): the caller then fetches the data into a pool
+    // buffer and calls write(). The bytes are the file's as soon as the device writes them; the
+    // write is complete (durable with mode.write_through) only after landed().
+    virtual std::optional<dax::MappedRange> landing(size_t /*len*/, uint64_t /*offset*/,
+                                                    WriteMode /*mode*/) {
+        return std::nullopt;
+    }
+    // The device filled `range` (from landing()): completes the write as write() would.
+    virtual Result<size_t> landed(Caller /*c*/, const dax::MappedRange& /*range*/,
+                                  WriteMode /*mode*/) {
+        return Error(NtStatus::NotSupported);
+    }
     // Makes everything written so far durable (FLUSH, MS-SMB2 3.3.5.11: a full fsync).
     virtual asio::awaitable<Status> flush(Caller c) = 0;
     // The current end of file (for append writes and the gap check of WRITE).
@@ -109,6 +123,11 @@ class DataPath {
     // CLOSE of the open (MS-SMB2 3.3.5.10): on the loop, before the reply; nothing may block
     // for long. The DAX path makes its writes without write-through durable here.
     virtual void on_close(std::string_view /*path*/) {}
+    // This server is about to truncate the file (on the blocking pool, before the ftruncate):
+    // RDMA placement into the file is stopped and waited for, until truncation_over() (also
+    // when the truncation failed).
+    virtual void truncating() {}
+    virtual void truncation_over() {}
     // This server set the file's size to `new_size` (SET_INFO end of file or allocation, an
     // overwriting CREATE), after the ftruncate: state shared with other opens (the DAX mapping)
     // drops what the new size no longer covers.

@@ -1,5 +1,7 @@
 #include "server/io/dax_path.h"
 
+#include <algorithm>
+#include <chrono>
 #include <span>
 #include <utility>
 
@@ -20,8 +22,11 @@ void log_fallback(const char* op, std::string_view path, uint64_t offset, const 
 }  // namespace
 
 DaxDataPath::DaxDataPath(std::shared_ptr<dax::FileMap> map, std::shared_ptr<DataPath> block,
-                         BackgroundRunner background)
-    : map_(std::move(map)), block_(std::move(block)), background_(std::move(background)) {}
+                         BackgroundRunner background, bool rdma_direct)
+    : map_(std::move(map)),
+      block_(std::move(block)),
+      background_(std::move(background)),
+      rdma_direct_(rdma_direct) {}
 
 void DaxDataPath::served_from_map(uint64_t offset, bool write) {
     if (write && !wrote_.exchange(true, std::memory_order_relaxed)) map_->touch_mtime();
@@ -44,6 +49,56 @@ asio::awaitable<Result<size_t>> DaxDataPath::read(Caller c, PoolBuffer& buf, siz
     }
     log_fallback("READ", c.path, offset, d);
     co_return co_await block_->read(c, buf, len, offset);
+}
+
+asio::awaitable<Result<Payload>> DaxDataPath::lend(Caller c, size_t len, uint64_t offset,
+                                                   PayloadKinds kinds, BufferPool& pool) {
+    if (rdma_direct_ && kinds.has(PayloadKind::Mapped) && len > 0) {
+        // Up to the end of file; a range the mapping cannot pin whole is read into a buffer.
+        uint64_t size = map_->size();
+        if (offset + len > size) {
+            auto now = co_await block_->file_size(c);
+            if (now) size = *now;
+        }
+        if (offset < size) {
+            const size_t n = size_t(std::min<uint64_t>(len, size - offset));
+            std::string why;
+            if (auto r = map_->pin_for_rdma(offset, n, false, false, &why)) {
+                served_from_map(offset, false);
+                map_->stats().reads.add(1);
+                map_->stats().read_bytes.add(int64_t(n));
+                co_return Payload(std::move(*r), n);
+            }
+            log_debug("DAX READ of '", c.path, "' at ", offset, ": no RDMA placement: ", why);
+        }
+    }
+    co_return co_await DataPath::lend(c, len, offset, kinds, pool);
+}
+
+std::optional<dax::MappedRange> DaxDataPath::landing(size_t len, uint64_t offset, WriteMode mode) {
+    // The writes write() copies into the mapping; the rest keeps the block path.
+    if (!rdma_direct_ || mode.to_end_of_file || mode.append_only || offset > map_->size())
+        return std::nullopt;
+    std::string why;
+    auto r = map_->pin_for_rdma(offset, len, true, mode.write_through, &why);
+    if (!r) log_debug("DAX WRITE at ", offset, ": no RDMA placement: ", why);
+    return r;
+}
+
+Result<size_t> DaxDataPath::landed(Caller c, const dax::MappedRange& range, WriteMode mode) {
+    dax::IoResult d = map_->landed(range, mode.write_through);
+    if (d.outcome != dax::IoOutcome::Done) {
+        log_error("DAX WRITE of '", c.path, "' at ", range.file_offset(), ": ", d.why);
+        return Error(NtStatus::UnexpectedIoError);
+    }
+    served_from_map(range.file_offset(), true);
+    return d.bytes;
+}
+
+void DaxDataPath::truncating() {
+    // A device's transfer into pages the truncation frees would fail its whole connection.
+    if (!map_->fence_rdma(std::chrono::seconds(5)))
+        log_info("DAX: RDMA transfers still in flight after 5 s while truncating a file");
 }
 
 asio::awaitable<Result<SplicePipe>> DaxDataPath::read_to_pipe(Caller c, size_t len,

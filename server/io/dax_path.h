@@ -21,6 +21,11 @@
 //     (FileMap::prefault), so later requests find their pages mapped instead of faulting on the
 //     loop. Populating for writing only after a write: it sets the file's mtime, as any write
 //     fault does, and opening a file must not.
+//   - RDMA placement (Share::rdma_direct, an On-Demand-Paging registration of the mapping):
+//     a READ by RDMA lends the pinned mapping itself (Payload Mapped) for the device to send
+//     from; a WRITE by RDMA lands in a pinned range of it (landing/landed: allocated first,
+//     flushed like a copy after). What the mapping cannot pin whole goes through pool buffers.
+//     A truncation of this server waits for placements in flight (truncating).
 //   - Timestamps: a write into a page already mapped writable (the map may be warm from an
 //     earlier open) changes no timestamp, so the first WRITE of each open and its CLOSE set the
 //     mtime as write(2) would.
@@ -37,9 +42,10 @@ namespace daxsmbd::server::io {
 class DaxDataPath final : public DataPath {
   public:
     // `block`: the open's block path, for everything the mapping does not serve; `background`:
-    // where prefaults run (none: no prefault).
+    // where prefaults run (none: no prefault); `rdma_direct`: an RDMA transport may place READ
+    // and WRITE data straight from and into the mapping (Share::rdma_direct).
     DaxDataPath(std::shared_ptr<dax::FileMap> map, std::shared_ptr<DataPath> block,
-                BackgroundRunner background = {});
+                BackgroundRunner background = {}, bool rdma_direct = false);
 
     // Large READs that nothing needs in user space (not signed, not encrypted, alone) go through
     // the block path's splice: the file system copies them from persistent memory into pipe
@@ -55,8 +61,17 @@ class DaxDataPath final : public DataPath {
     bool splices(size_t len) const override { return len >= kSpliceFrom && block_->splices(len); }
     asio::awaitable<Result<SplicePipe>> read_to_pipe(Caller c, size_t len,
                                                      uint64_t offset) override;
+    // With Mapped among `kinds` (an RDMA transport that registers the mapping) and placement
+    // on: the pinned range of the mapping itself; else as DataPath::lend.
+    asio::awaitable<Result<Payload>> lend(Caller c, size_t len, uint64_t offset, PayloadKinds kinds,
+                                          BufferPool& pool) override;
     asio::awaitable<Result<size_t>> write(Caller c, protocol::Bytes data, uint64_t offset,
                                           WriteMode mode) override;
+    // Writes that write() would copy into the mapping may land there by RDMA instead.
+    std::optional<dax::MappedRange> landing(size_t len, uint64_t offset, WriteMode mode) override;
+    Result<size_t> landed(Caller c, const dax::MappedRange& range, WriteMode mode) override;
+    void truncating() override;
+    void truncation_over() override { map_->lift_rdma_fence(); }
     asio::awaitable<Status> flush(Caller c) override;
     asio::awaitable<Result<uint64_t>> file_size(Caller c) override;
     std::optional<uint64_t> known_size() const override { return map_->size(); }
@@ -72,6 +87,7 @@ class DaxDataPath final : public DataPath {
     std::shared_ptr<dax::FileMap> map_;
     std::shared_ptr<DataPath> block_;
     BackgroundRunner background_;
+    const bool rdma_direct_;
     std::atomic<bool> wrote_{false};  // a WRITE of this open went through the mapping
 };
 

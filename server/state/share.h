@@ -23,6 +23,10 @@ struct Share {
     std::optional<dax::MapOptions> dax;
     // "io poll = yes" and the share's block device has poll queues (checked at start).
     bool io_poll_usable = false;
+    // RDMA transfers of the DAX share's READs and WRITEs go straight from and into its file
+    // mappings: "rdma into pmem = auto" and the start-up probe found an RDMA device that
+    // registers them (On-Demand Paging). Set before the SMB Direct listeners accept.
+    bool rdma_direct = false;
 };
 
 }  // namespace daxsmbd::server

@@ -19,6 +19,9 @@
 #include <thread>
 #include <vector>
 
+#include "dax/detect.h"
+#include "dax/flush.h"
+#include "dax/mapping.h"
 #include "protocol/access_mask.h"
 #include "protocol/negotiate_contexts.h"
 #include "server/server.h"
@@ -859,6 +862,107 @@ TEST_F(E2eSmbDirect, NegotiatesRightAfterTheConnectionRequest) {
         if (!link->connect(requests_->connect(link->executor()))) ++failed;
     }
     EXPECT_EQ(failed, 0) << "of 20 connections, negotiations that found no receive posted";
+}
+
+// ---- DAX shares: RDMA straight from and into the file mappings ------------------------------
+
+// A DAX share (page-granular mappings of ordinary files, as tests/e2e/e2e_dax_test.cpp) behind
+// the emulated SMB Direct listener, whose device offers On-Demand Paging unless a test says
+// otherwise; `rdma_direct` as the start-up probe sets it.
+class E2eSmbDirectDax : public E2eSmbDirect {
+  protected:
+    void SetUp() override {
+        E2eSmbDirect::SetUp();
+        dax_share(size_t(1) << 30, true, true);
+    }
+    void dax_share(size_t chunk, bool odp, bool direct) {
+        auto share = server_->server().find_share("data");
+        ASSERT_TRUE(share);
+        dax::MapOptions o;
+        o.chunk_size = chunk;
+        o.require_sync = false;
+        o.flush = *dax::resolve_flush_kind(dax::FlushKind::Auto, dax::detect_cpu_flush_support());
+        share->dax = o;
+        share->rdma_direct = direct;
+        requests_->set_on_demand_paging(odp);
+    }
+    dax::StatsSnapshot dax_stats() { return server_->server().dax_maps.stats().snapshot(); }
+    size_t mapped_seen_ = 0;  // the most mapping registrations seen while connected
+
+    // WRITEs `data` at `at` by RDMA (with invalidation) and reads [at, + data.size()) back
+    // by RDMA into a buffer of the client: both the file and the buffer must hold `data`.
+    void write_and_read_back(const std::string& name, ByteVector data, uint64_t at) {
+        auto [c, link] = connect_smbd();
+        auto op = c->open(name, kRw, create_disposition::kOpenIf);
+        ASSERT_STATUS(op, NtStatus::Success);
+        const FileId f = op.body.file_id;
+        auto out = link->register_buffer(data, false);
+        ASSERT_TRUE(out);
+        const BufferDescriptorV1 dout[] = {(*out)->descriptor()};
+        auto w = c->write_rdma(f, at, uint32_t(data.size()), dout, true);
+        ASSERT_STATUS(w, NtStatus::Success);
+        EXPECT_EQ(w.body.count, data.size());
+        ByteVector back(data.size(), std::byte{0xEE});
+        auto in = link->register_buffer(back, true);
+        ASSERT_TRUE(in);
+        const BufferDescriptorV1 din[] = {(*in)->descriptor()};
+        auto r = c->read_rdma(f, at, uint32_t(data.size()), din, true);
+        ASSERT_STATUS(r, NtStatus::Success);
+        EXPECT_EQ(r.body.data_remaining, data.size());
+        EXPECT_TRUE(back == data);
+        EXPECT_STATUS(c->close(f), NtStatus::Success);
+        mapped_seen_ = std::max(mapped_seen_, server_->server().rdma_memory.mapped_regions());
+        auto disk = file_contents(path_of(name));
+        ASSERT_GE(disk.size(), at + data.size());
+        EXPECT_TRUE(std::equal(data.begin(), data.end(), disk.begin() + long(at)));
+    }
+};
+
+TEST_F(E2eSmbDirectDax, WritesAndReadsMoveStraightBetweenTheClientAndTheMapping) {
+    const auto first = pattern(kMiB, 40), second = pattern(kMiB, 41);
+    write_and_read_back("direct.bin", first, 0);
+    // Growing the file: the WRITE allocates first, then lands in the new part of the mapping.
+    write_and_read_back("direct.bin", second, kMiB);
+    const std::string line = stats_line();
+    SCOPED_TRACE(line);
+    EXPECT_EQ(stat_of(line, "direct_bytes"), int64_t(4 * kMiB));
+    EXPECT_EQ(stat_of(line, "bounce_bytes"), 0);
+    // One registration of the mapping served all four transfers; it went with the connection.
+    EXPECT_EQ(mapped_seen_, 1u);
+    for (int i = 0; i < 400 && server_->server().rdma_memory.mapped_regions() > 0; ++i)
+        std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(server_->server().rdma_memory.mapped_regions(), 0u);
+    auto st = dax_stats();
+    EXPECT_EQ(st.writes, 2);
+    EXPECT_EQ(st.write_bytes, int64_t(2 * kMiB));
+    EXPECT_EQ(st.reads, 2);
+    auto disk = file_contents(path_of("direct.bin"));
+    ASSERT_EQ(disk.size(), 2u * kMiB);
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), disk.begin()));
+}
+
+TEST_F(E2eSmbDirectDax, WhatTheMappingCannotPinWholeGoesThroughPoolBuffers) {
+    // A size that ends inside a page (the partial last page is never mapped) and, with
+    // 256 KiB chunks, a transfer spanning several chunk mappings: both bounce, data intact.
+    write_and_read_back("partial.bin", pattern(kMiB - 7, 42), 0);
+    EXPECT_EQ(stat_of(stats_line(), "direct_bytes"), 0);
+    EXPECT_EQ(stat_of(stats_line(), "bounce_bytes"), int64_t(2 * (kMiB - 7)));
+    dax_share(256 * 1024, true, true);
+    write_and_read_back("chunks.bin", pattern(kMiB, 43), 0);
+    EXPECT_EQ(stat_of(stats_line(), "direct_bytes"), 0);
+}
+
+TEST_F(E2eSmbDirectDax, WithoutOnDemandPagingOrWithBounceConfiguredEverythingBounces) {
+    dax_share(size_t(1) << 30, false, true);
+    write_and_read_back("no-odp.bin", pattern(kMiB, 44), 0);
+    EXPECT_EQ(stat_of(stats_line(), "direct_bytes"), 0);
+    EXPECT_EQ(mapped_seen_, 0u);
+    // "rdma into pmem = bounce" (or a probe that found no device): the share never lends its
+    // mapping, whatever the device offers.
+    dax_share(size_t(1) << 30, true, false);
+    write_and_read_back("bounce.bin", pattern(kMiB, 45), 0);
+    EXPECT_EQ(stat_of(stats_line(), "direct_bytes"), 0);
+    EXPECT_EQ(stat_of(stats_line(), "bounce_bytes"), int64_t(4 * kMiB));
 }
 
 }  // namespace

@@ -97,8 +97,9 @@ core() {
     stats_check "$l: the server pushed the read data with RDMA WRITEs" grew "$s0" "$s1" rdma_writes
     stats_check "$l: the server invalidated the client's buffers (Send With Invalidate)" grew "$s0" "$s1" send_invalidates
     if [ "$STATS" = 1 ] && [ "$share" = dax ]; then
-        if grep -q 'share \[dax\]: RDMA into pmem: direct' "$SLOG"; then
-            check "$l: RDMA went straight into pmem (direct_bytes)" grew "$s0" "$s1" direct_bytes $((MB << 20))
+        if grep -q 'share \[dax\]: RDMA into pmem on rxe0: direct' "$SLOG"; then
+            check "$l: RDMA went straight into and out of pmem (direct_bytes)" grew "$s0" "$s1" direct_bytes $((MB << 20))
+            check "$l: no byte through bounce buffers (bounce_bytes)" same_stat "$s0" "$s1" bounce_bytes
         else
             check "$l: RDMA into pmem through bounce buffers (bounce_bytes)" grew "$s0" "$s1" bounce_bytes $((MB << 20))
         fi
@@ -420,10 +421,13 @@ dax = on" >/tmp/start.out 2>&1; then
     if [ -n "${SIW_OK:-}" ]; then
         check "daxsmbd: SMB Direct listener (iWARP) on $IW_ADDR:5445" wait_listening "$SPID" "$IW_ADDR:5445"
     fi
-    check "daxsmbd: share [dax] names its RDMA-into-pmem mode" grep -q -E 'share \[dax\]: RDMA into pmem: (bounce|direct)' "$SLOG"
-    [ "$(uname -r | cut -d. -f1)" -ge 7 ] ||
-        check "daxsmbd: on $(uname -r) (rxe without ODP) that mode is bounce" grep -q 'share \[dax\]: RDMA into pmem: bounce' "$SLOG"
-    grep -o 'share \[dax\]: RDMA into pmem: .*' "$SLOG" | sed 's/^/   log: /'
+    check "daxsmbd: share [dax] names its RDMA-into-pmem mode on rxe0" grep -q -E 'share \[dax\]: RDMA into pmem on rxe0: (bounce|direct)' "$SLOG"
+    if [ "$(uname -r | cut -d. -f1)" -ge 7 ]; then
+        check "daxsmbd: on $(uname -r) (rxe with ODP) that mode is direct" grep -q 'share \[dax\]: RDMA into pmem on rxe0: direct' "$SLOG"
+    else
+        check "daxsmbd: on $(uname -r) (rxe without ODP) that mode is bounce" grep -q 'share \[dax\]: RDMA into pmem on rxe0: bounce' "$SLOG"
+    fi
+    grep -o 'share \[dax\]: RDMA into pmem .*' "$SLOG" | sed 's/^/   log: /'
     rdma resource show cm_id | grep LISTEN | sed 's/^/   /'
     BASE_OWNED=$(rdma_owned "$SPID") BASE_SUMMARY=$(rdma_summary)
     note "daxsmbd idle: $BASE_OWNED"

@@ -455,6 +455,62 @@ TEST(DaxMap, AMappingIsNotUnmappedWhilePinned) {
     EXPECT_EQ(test_stats().snapshot().unmaps, before + 1) << "last unpin unmaps";
 }
 
+// A device places bytes into a range pinned for it (RDMA straight into the mapping): the
+// range is allocated first, the bytes are the file's, and landed() counts and flushes them.
+TEST(DaxMap, RdmaPinsAllocateAndLandedWritesReachTheFile) {
+    TempFile f(0);
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    const auto before = test_stats().snapshot();
+    auto r = m->pin_for_rdma(0, 2 * 4096, true, true);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(m->size(), 2u * 4096) << "allocated up to the end of the placement";
+    EXPECT_EQ(r->bytes().size(), 2u * 4096);
+    EXPECT_TRUE(r->mapping().data() <= r->bytes().data() &&
+                r->bytes().data() + r->bytes().size() <= r->mapping().data() + r->mapping().size());
+    auto data = pattern(2 * 4096, 21);
+    std::memcpy(r->bytes().data(), data.data(), data.size());  // what the device does
+    IoResult d = m->landed(*r, true);
+    EXPECT_EQ(d.outcome, IoOutcome::Done);
+    EXPECT_EQ(d.bytes, data.size());
+    r->reset();
+    EXPECT_TRUE(pread_all(f.fd(), 0, data.size()) == data);
+    const auto after = test_stats().snapshot();
+    EXPECT_EQ(after.writes, before.writes + 1);
+    EXPECT_EQ(after.persists, before.persists + 1);
+    // A read pin never reaches past the end of file, nor spans two chunks.
+    EXPECT_FALSE(m->pin_for_rdma(4096, 2 * 4096, false));
+    TempFile g(2 * kChunk);
+    auto n = FileMap::create(g.fd(), test_options());
+    ASSERT_TRUE(n);
+    EXPECT_FALSE(n->pin_for_rdma(kChunk - 4096, 2 * 4096, false));
+    EXPECT_TRUE(n->pin_for_rdma(kChunk, 4096, false));
+}
+
+// A truncation of this server waits for the device's placements in flight and refuses new
+// ones until it is over: a page freed under a device breaks its whole connection.
+TEST(DaxMap, TruncationFencesRdmaPins) {
+    TempFile f(4 * kChunk);
+    auto m = FileMap::create(f.fd(), test_options());
+    ASSERT_TRUE(m);
+    auto held = m->pin_for_rdma(kChunk, 4096, false);
+    ASSERT_TRUE(held);
+    // An ordinary pin is not a device's: it does not hold the fence.
+    auto cpu = m->pin(0, 4096, false);
+    ASSERT_TRUE(cpu);
+    EXPECT_FALSE(m->fence_rdma(std::chrono::milliseconds(0))) << "a placement is in flight";
+    std::string why;
+    EXPECT_FALSE(m->pin_for_rdma(0, 4096, false, false, &why));
+    EXPECT_EQ(why, "the file is being truncated");
+    // Moving the pin keeps it counted once; releasing it lets the fence through.
+    dax::MappedRange moved = std::move(*held);
+    EXPECT_FALSE(m->fence_rdma(std::chrono::milliseconds(0)));
+    moved.reset();
+    EXPECT_TRUE(m->fence_rdma(std::chrono::milliseconds(0)));
+    m->lift_rdma_fence();
+    EXPECT_TRUE(m->pin_for_rdma(0, 4096, false));
+}
+
 TEST(DaxMap, TruncateDropsMappingsAndReadsSeeTheNewSize) {
     TempFile f(4 * kChunk);
     auto m = FileMap::create(f.fd(), test_options());
