@@ -60,16 +60,25 @@ std::optional<smbdirect::LocalSegment> RdmaRegistrations::mapped_segment(
     }
     // The window of the mapping holding the transfer: every byte of it is mapped now (an ODP
     // registration may fault the whole range in at once), and it stays a few large regions
-    // for a large file.
+    // for a large file. A mapping that does not fill the window yet (a file being written
+    // from start to end) gets the granules around the transfer only, so that its growth does
+    // not register its whole beginning again at each step.
     std::byte* const base = mapping.data();
-    const size_t from = size_t(p - base) / kMappedWindow * kMappedWindow;
-    const size_t to =
-        std::min(mapping.size(), std::max(from + kMappedWindow, size_t(p - base) + bytes.size()));
+    const size_t at = size_t(p - base), end = at + bytes.size();
+    size_t from = at / kMappedWindow * kMappedWindow;
+    size_t to = from + kMappedWindow;
+    if (to > mapping.size()) {
+        from = at / kMappedGranule * kMappedGranule;
+        to = (end + kMappedGranule - 1) / kMappedGranule * kMappedGranule;
+    }
+    to = std::min(mapping.size(), std::max(to, end));
     std::string why;
     std::shared_ptr<smbdirect::MemoryRegion> r =
         pd.register_memory(base + from, to - from,
                            smbdirect::access::kLocalWrite | smbdirect::access::kOnDemand, &why);
+    // Deregistered after the lock (by their last user).
     std::shared_ptr<smbdirect::MemoryRegion> evicted;
+    std::vector<std::shared_ptr<smbdirect::MemoryRegion>> covered;
     std::lock_guard lk(mu_);
     auto& d = domains_[&pd];
     if (!r) {
@@ -80,9 +89,18 @@ std::optional<smbdirect::LocalSegment> RdmaRegistrations::mapped_segment(
         d.mapped_failed = true;
         return std::nullopt;
     }
+    // Regions the new one covers are of no further use.
+    for (auto it = d.mapped.begin(); it != d.mapped.end();) {
+        if (r->contains((*it)->addr, (*it)->length)) {
+            covered.push_back(std::move(*it));
+            it = d.mapped.erase(it);
+        } else {
+            ++it;
+        }
+    }
     d.mapped.push_front(r);
     if (d.mapped.size() > kMappedRegions) {
-        evicted = std::move(d.mapped.back());  // deregistered after the lock, by the last user
+        evicted = std::move(d.mapped.back());
         d.mapped.pop_back();
     }
     return found(r);

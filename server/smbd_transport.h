@@ -49,13 +49,15 @@ class RdmaRegistrations {
     // RDMA straight from and into a DAX file mapping: the segment for `bytes`, which lie in
     // `mapping` (dax::MappedRange::mapping(), pinned by the caller), from an On-Demand-Paging
     // registration of a window of the mapping (kMappedWindow, larger for a transfer crossing
-    // it). Registrations are kept for later transfers, the last kMappedRegions used per domain:
+    // it; the kMappedGranule pieces around the transfer while the mapping is shorter than the
+    // window). Registrations are kept for later transfers, the last kMappedRegions used per domain:
     // an ODP region follows whatever the addresses map when the device touches them, so one
     // that outlived its file's mapping is still right for the next mapping placed there, and a
     // transfer only ever touches a range pinned meanwhile. `hold` keeps the region for the
     // transfer. nullopt when the domain has no ODP or the registration failed (logged once per
     // domain; the caller then goes through pool buffers).
     static constexpr size_t kMappedWindow = size_t(64) << 20;
+    static constexpr size_t kMappedGranule = size_t(2) << 20;
     static constexpr size_t kMappedRegions = 32;
     std::optional<smbdirect::LocalSegment> mapped_segment(
         smbdirect::ProtectionDomain& pd, std::span<std::byte> mapping,

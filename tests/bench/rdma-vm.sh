@@ -6,16 +6,16 @@
 #   server CPU per I/O (daxsmbd: utime+stime of the process; ksmbd: of its connection threads,
 #   without its workqueue's kworkers, so an underestimate),
 # for daxsmbd over SMB Direct, daxsmbd over TCP, ksmbd over SMB Direct and over TCP, and
-# daxsmbd's DAX share over SMB Direct (its "RDMA into pmem" mode named; with
-# BENCH_DAX_BOUNCE_OPT a second DAX share forced to bounce buffers, for bounce vs direct on the
-# trixie guest). A daxsmbd without SMB Direct gets its TCP rows only.
+# daxsmbd's DAX share over SMB Direct (its "RDMA into pmem" mode named) and a second DAX share
+# with BENCH_DAX_BOUNCE_OPT (default "rdma into pmem = bounce"; empty: none), for bounce vs
+# direct on the trixie guest. A daxsmbd without SMB Direct gets its TCP rows only.
 # Prints a Markdown table of the means over the repetitions and of the ratios (also written to
 # $OUT, default <build>/rdma-vm-bench.md).
 #
 #   tests/bench/rdma-vm.sh   (as root; BENCH_SECONDS=5 per fio run, BENCH_REPS=2,
 #                             BENCH_FILE_MB=32, STEP_TIMEOUT=60 per mount; about 10-15
 #                             minutes under TCG)
-#   GUEST=trixie BENCH_DAX_BOUNCE_OPT='<share option>' tests/bench/rdma-vm.sh
+#   GUEST=trixie tests/bench/rdma-vm.sh   (Debian 13's 7.x kernel: rxe with ODP, direct mode)
 set -euo pipefail
 export VM_NAME=rdma_bench
 . "$(dirname "$0")/../vm/lib.sh"
@@ -29,7 +29,7 @@ vm_stage "$STAGE"
 cp "$VM_ROOT/tests/bench/rdma_vm_guest.sh" "$STAGE/"
 {
     printf 'BENCH_SECONDS=%q\nBENCH_REPS=%q\n' "${BENCH_SECONDS:-5}" "${BENCH_REPS:-2}"
-    printf 'BENCH_FILE_MB=%q\nBENCH_DAX_BOUNCE_OPT=%q\n' "${BENCH_FILE_MB:-32}" "${BENCH_DAX_BOUNCE_OPT:-}"
+    printf 'BENCH_FILE_MB=%q\nBENCH_DAX_BOUNCE_OPT=%q\n' "${BENCH_FILE_MB:-32}" "${BENCH_DAX_BOUNCE_OPT-rdma into pmem = bounce}"
     printf 'STEP_TIMEOUT=%q\n' "${STEP_TIMEOUT:-60}"
 } >"$STAGE/bench.env"
 VM_TIMEOUT=${VM_TIMEOUT:-1800} vm_run "$STAGE/rdma_vm_guest.sh" "$STAGE"

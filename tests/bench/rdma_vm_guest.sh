@@ -99,7 +99,7 @@ if ! server_start bench "$(conf 'server smb transports = tcp, rdma')" >/tmp/star
     server_start bench "$(conf '')" || exit 1
 fi
 [ "$RDMA" = 0 ] || wait_listening "$SPID" "$SD_ADDR:445" || { echo "daxsmbd: no SMB Direct listener; TCP only"; RDMA=0; }
-DAXMODE=$(grep -o 'share \[dax\]: RDMA into pmem: [a-z]*' "$SLOG" | awk '{print $NF}' | head -n 1)
+DAXMODE=$(grep -o 'share \[dax\]: RDMA into pmem on rxe0: [a-z]*' "$SLOG" | awk '{print $NF}' | head -n 1)
 echo "daxsmbd: pid $SPID, SMB Direct $RDMA, DAX share RDMA mode: ${DAXMODE:-unknown}"
 bench_file /srv/block "$USER_NAME"
 bench_file /mnt/pmem/share "$USER_NAME"

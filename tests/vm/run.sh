@@ -5,8 +5,12 @@
 #      xfs mounted -o dax, checked with smbclient and the Linux kernel client, plus the kernel
 #      client on a plain (non-DAX) share;
 #   2.+3. tests/vm/durability.sh: crash durability of DAX write-through writes (write, crash,
-#      verify on the same NVDIMM backing file).
-# Exits non-zero on any failure. About 5-7 minutes (VM_DURABILITY=0 skips 2.+3.).
+#      verify on the same NVDIMM backing file);
+#   4. tests/vm/smbdirect.sh against daxsmbd, in the Debian 13 guest (SMBDIRECT_GUEST): its 7.x
+#      kernel client signs and seals over SMB Direct correctly (6.1's does not) and its rxe has
+#      On-Demand Paging, so the DAX share runs in direct mode.
+# Exits non-zero on any failure. About 12-20 minutes, and the first build of the Debian 13 image
+# about 5 more (VM_DURABILITY=0 skips 2.+3., VM_SMBDIRECT=0 skips 4.).
 #
 #   tests/vm/run.sh            (as root: qemu, and the image build when missing or out of date)
 #   GUEST=trixie tests/vm/run.sh   the same in the Debian 13 guest (kernel 7.x)
@@ -31,5 +35,11 @@ if [ "${VM_DURABILITY:-1}" != 0 ]; then
     drc=0
     VM_NAME=durability "$(dirname "$0")/durability.sh" || drc=$?
     [ "$rc" != 0 ] || rc=$drc
+fi
+if [ "${VM_SMBDIRECT:-1}" != 0 ]; then
+    src=0
+    GUEST=${SMBDIRECT_GUEST:-trixie} VM_NAME=smbdirect SD_SERVERS=daxsmbd SD_READS=${SD_READS:-500} \
+        "$(dirname "$0")/smbdirect.sh" || src=$?
+    [ "$rc" != 0 ] || rc=$src
 fi
 exit "$rc"
