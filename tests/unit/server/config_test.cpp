@@ -219,6 +219,17 @@ TEST(Config, DaxMapCacheAndPrefaultKeys) {
     EXPECT_NE(parse_err("[global]\ndax prefault = 1M\n"), "");            // a share key
 }
 
+TEST(Config, RdmaIntoPmem) {
+    Config c = parse_ok("[a]\npath=/x\n[b]\npath=/y\nrdma into pmem = Bounce\n"
+                        "[c]\npath=/z\nrdma into pmem = auto\n");
+    EXPECT_TRUE(c.shares[0].rdma_into_pmem_direct);  // auto by default
+    EXPECT_FALSE(c.shares[1].rdma_into_pmem_direct);
+    EXPECT_TRUE(c.shares[2].rdma_into_pmem_direct);
+    EXPECT_NE(parse_err("[s]\npath=/x\nrdma into pmem = direct\n").find("auto or bounce"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\nrdma into pmem = bounce\n"), "");  // a share key
+}
+
 TEST(Config, AioWriteSize) {
     EXPECT_EQ(parse_ok("[s]\npath=/x\n").shares[0].aio_write_size, 64u * 1024);
     Config c = parse_ok("[a]\npath=/x\naio write size = 16k\n[b]\npath=/y\naio write size = 0\n");
