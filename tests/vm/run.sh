@@ -38,7 +38,7 @@ if [ "${VM_DURABILITY:-1}" != 0 ]; then
 fi
 if [ "${VM_SMBDIRECT:-1}" != 0 ]; then
     src=0
-    GUEST=${SMBDIRECT_GUEST:-trixie} VM_NAME=smbdirect SD_SERVERS=daxsmbd SD_READS=${SD_READS:-500} \
+    GUEST=${SMBDIRECT_GUEST:-trixie} VM_NAME=smbdirect SD_SERVERS=daxsmbd SD_READS=${SD_READS:-2000} \
         "$(dirname "$0")/smbdirect.sh" || src=$?
     [ "$rc" != 0 ] || rc=$src
 fi
