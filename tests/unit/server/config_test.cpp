@@ -220,8 +220,9 @@ TEST(Config, DaxMapCacheAndPrefaultKeys) {
 }
 
 TEST(Config, RdmaIntoPmem) {
-    Config c = parse_ok("[a]\npath=/x\n[b]\npath=/y\nrdma into pmem = Bounce\n"
-                        "[c]\npath=/z\nrdma into pmem = auto\n");
+    Config c = parse_ok(
+        "[a]\npath=/x\n[b]\npath=/y\nrdma into pmem = Bounce\n"
+        "[c]\npath=/z\nrdma into pmem = auto\n");
     EXPECT_TRUE(c.shares[0].rdma_into_pmem_direct);  // auto by default
     EXPECT_FALSE(c.shares[1].rdma_into_pmem_direct);
     EXPECT_TRUE(c.shares[2].rdma_into_pmem_direct);
