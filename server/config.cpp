@@ -299,318 +299,327 @@ struct ShareKey {
     ShareSetter set;
 };
 
-const GlobalKey kGlobalKeys[] = {
-    {"smbports",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         auto items = split_list(v);
-         if (!items || items->empty()) return bad_value(key, v, "one or more port numbers");
-         std::vector<uint16_t> ports;
-         for (const auto& it : *items) {
-             auto n = parse_uint(it);
-             if (!n || *n == 0 || *n > 65535) return bad_value(key, it, "a port 1..65535");
-             if (std::find(ports.begin(), ports.end(), uint16_t(*n)) == ports.end())
-                 ports.push_back(uint16_t(*n));
-         }
-         st.cfg.global.smb_ports = std::move(ports);
-         return std::nullopt;
-     }},
-    {"serversmbtransports",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         auto items = split_list(v);
-         if (!items || items->empty()) return bad_value(key, v, "tcp, rdma or both");
-         bool tcp = false, rdma = false;
-         for (const auto& it : *items) {
-             std::string t = it;
-             for (auto& c : t)
-                 c = char(std::tolower(static_cast<unsigned char>(c)));
-             if (t == "tcp")
-                 tcp = true;
-             else if (t == "rdma")
-                 rdma = true;
-             else
-                 return bad_value(key, it, "tcp or rdma (quic and nbt are not offered)");
-         }
-         st.cfg.global.transport_tcp = tcp;
-         st.cfg.global.transport_rdma = rdma;
-         return std::nullopt;
-     }},
-    {"interfaces",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         auto items = split_list(v);
-         if (!items) return bad_value(key, v, "IP addresses");
-         std::vector<std::string> out;
-         for (auto it : *items) {
-             // "[::1]" is accepted as well as "::1".
-             if (it.size() > 2 && it.front() == '[' && it.back() == ']')
-                 it = it.substr(1, it.size() - 2);
-             unsigned char buf[16];
-             if (inet_pton(AF_INET, it.c_str(), buf) != 1 &&
-                 inet_pton(AF_INET6, it.c_str(), buf) != 1)
-                 return bad_value(key, it,
-                                  "IPv4 or IPv6 addresses; interface names and masks are not "
-                                  "supported");
-             out.push_back(it);
-         }
-         st.cfg.global.interfaces = std::move(out);
-         return std::nullopt;
-     }},
-    {"serverminprotocol",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
-         std::string why;
-         auto d = parse_dialect(v, false, &why);
-         if (!d)
-             return why.empty() ? bad_value(key, v,
-                                            "SMB2_02, SMB2_10, SMB3_00, SMB3_02, SMB3_11, "
-                                            "SMB2 or SMB3")
-                                : Problem(why);
-         st.cfg.global.min_protocol = *d;
-         st.min_line = line;
-         return std::nullopt;
-     }},
-    {"servermaxprotocol",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
-         std::string why;
-         auto d = parse_dialect(v, true, &why);
-         if (!d)
-             return why.empty() ? bad_value(key, v,
-                                            "SMB2_02, SMB2_10, SMB3_00, SMB3_02, SMB3_11, "
-                                            "SMB2 or SMB3")
-                                : Problem(why);
-         st.cfg.global.max_protocol = *d;
-         st.max_line = line;
-         return std::nullopt;
-     }},
-    {"serversigning",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         auto s = parse_signing(v);
-         if (!s) return bad_value(key, v, "auto, mandatory or disabled");
-         st.cfg.global.signing = *s;
-         return std::nullopt;
-     }},
-    {"smbencrypt",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         auto e = parse_encrypt(v);
-         if (!e) return bad_value(key, v, "off, if_required, desired or required");
-         st.cfg.global.encrypt = *e;
-         return std::nullopt;
-     }},
-    {"serversmb3encryptionalgorithms",
-     [](ParseState& st, std::string_view, std::string_view v, size_t) -> Problem {
-         std::string why;
-         auto l = parse_cipher_list(v, &why);
-         if (!l) return why;
-         st.cfg.global.encryption_algorithms = std::move(*l);
-         return std::nullopt;
-     }},
-    {"userdatabase",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_abs_path(st.cfg.global.user_database, key, v);
-     }},
-    {"netbiosname",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         if (v.empty() || v.size() > 15 || v.find_first_of(" \t.\\/:*?\"<>|") != v.npos)
-             return bad_value(key, v, "1 to 15 characters without spaces, dots or \\/:*?\"<>|");
-         st.cfg.global.netbios_name = std::string(v);
-         for (char& c : st.cfg.global.netbios_name)
-             c = char(std::toupper(static_cast<unsigned char>(c)));
-         return std::nullopt;
-     }},
-    {"workgroup",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         if (v.empty() || v.size() > 15 || v.find_first_of("\\/:*?\"<>|") != v.npos)
-             return bad_value(key, v, "1 to 15 characters without \\/:*?\"<>|");
-         st.cfg.global.workgroup = std::string(v);
-         for (char& c : st.cfg.global.workgroup)
-             c = char(std::toupper(static_cast<unsigned char>(c)));
-         return std::nullopt;
-     }},
-    {"serverstring",
-     [](ParseState& st, std::string_view, std::string_view v, size_t) -> Problem {
-         st.cfg.global.server_string = std::string(v);
-         return std::nullopt;
-     }},
-    {"workerthreads",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.worker_threads, key, v, 0, 1024);
-     }},
-    {"loglevel",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         // Samba's levels run to 10; everything above our most verbose level means "trace".
-         unsigned level = 0;
-         if (auto p = set_uint(level, key, v, 0, 10)) return p;
-         st.cfg.global.log_level = std::min(level, 3u);
-         return std::nullopt;
-     }},
-    {"maxiosize",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         // MS-SMB2 3.3.5.4: MaxReadSize/MaxWriteSize/MaxTransactSize must be at least 65536.
-         auto n = parse_size(v);
-         if (!n || *n < 65536 || *n > (16u << 20))
-             return bad_value(key, v, "a size from 64k to 16M");
-         st.cfg.global.max_io_size = uint32_t(*n);
-         return std::nullopt;
-     }},
-    {"authtimeout",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.auth_timeout_s, key, v, 1, 3600);
-     }},
-    {"deadtime",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         unsigned minutes = 0;
-         // Samba's unit: minutes; 0 disables the idle disconnect.
-         if (auto p = set_uint(minutes, key, v, 0, 525600)) return p;
-         st.cfg.global.idle_timeout_s = minutes * 60u;
-         return std::nullopt;
-     }},
-    {"smb2maxcredits",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.max_credits, key, v, 32, 65535);
-     }},
-    {"maxconnectionstotal",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.max_connections, key, v, 1, 1000000);
-     }},
-    {"maxconnectionsperaddress",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.max_connections_per_address, key, v, 1, 1000000);
-     }},
-    {"maxsessionsperconnection",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.max_sessions_per_connection, key, v, 1, 65534);
-     }},
-    {"servermultichannelsupport",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_bool(st.cfg.global.multi_channel, key, v);
-     }},
-    {"maxopenspersession",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.max_opens_per_session, key, v, 1, 1000000);
-     }},
-    {"maxtreeconnectspersession",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.max_trees_per_session, key, v, 1, 65534);
-     }},
-    {"maxlocksperopen",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.max_locks_per_open, key, v, 1, 1000000);
-     }},
-    {"maxbytesinflightperconnection",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         auto n = parse_size(v);
-         if (!n || *n < 65536 || *n > (uint64_t(4) << 30))
-             return bad_value(key, v, "a size from 64k to 4G");
-         st.cfg.global.max_bytes_in_flight = *n;
-         return std::nullopt;
-     }},
-    {"maxasyncrequestsperconnection",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.max_async_per_connection, key, v, 1, 65535);
-     }},
-    {"maxmessagesize",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
-         auto n = parse_size(v);
-         if (!n || *n < 65536 || *n > (64u << 20))
-             return bad_value(key, v, "a size from 64k to 64M");
-         st.cfg.global.max_message_size = uint32_t(*n);
-         st.message_size_line = line;
-         return std::nullopt;
-     }},
-    {"daxmapcachefiles",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.dax_map_cache_files, key, v, 0, 65536);
-     }},
-    {"daxmapcachesize",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         auto n = parse_size(v);
-         if (!n || *n > (uint64_t(1) << 40))
-             return bad_value(key, v, "a size up to 1024G (k/M/G suffixes)");
-         st.cfg.global.dax_map_cache_bytes = *n;
-         return std::nullopt;
-     }},
-    {"maxcompoundlength",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.max_compound_length, key, v, 1, 1024);
-     }},
-    {"serverauthmethods",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
-         auto items = split_list(v);
-         if (!items || items->empty()) return bad_value(key, v, "kerberos and/or ntlm");
-         bool krb = false, ntlm = false;
-         for (const auto& it : *items) {
-             const std::string m = lower(it);
-             if (m == "kerberos" || m == "krb5")
-                 krb = true;
-             else if (m == "ntlm" || m == "ntlmv2")
-                 ntlm = true;
-             else
-                 return bad_value(key, it, "kerberos and/or ntlm");
-         }
-         st.cfg.global.auth_kerberos = krb;
-         st.cfg.global.auth_ntlm = ntlm;
-         st.methods_line = line;
-         return std::nullopt;
-     }},
-    {"kerberoskeytabfile",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
-         st.keytab_line = line;
-         return set_abs_path(st.cfg.global.kerberos_keytab, key, v);
-     }},
-    {"realm",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         if (v.empty() || v.find_first_of(" \t@/\\") != v.npos)
-             return bad_value(key, v, "a Kerberos realm such as EXAMPLE.COM");
-         // Samba upper-cases the realm too; AD and most MIT realms are upper case.
-         st.cfg.global.realm = std::string(v);
-         for (char& c : st.cfg.global.realm)
-             c = char(std::toupper(static_cast<unsigned char>(c)));
-         return std::nullopt;
-     }},
-    {"kerberosusermap",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
-         st.user_map_line = line;
-         return set_abs_path(st.cfg.global.kerberos_user_map_file, key, v);
-     }},
-    {"logonfailuredelay",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.logon_failure_delay_ms, key, v, 0, 60000);
-     }},
-    {"logonfailuremaxdelay",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.logon_failure_max_delay_ms, key, v, 0, 600000);
-     }},
-    {"logonfailurewindow",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         return set_uint(st.cfg.global.logon_failure_window_s, key, v, 1, 86400);
-     }},
-    {"guestaccount",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         if (v.empty() || v.find_first_of(" \t:/") != v.npos)
-             return bad_value(key, v, "a Unix account name such as nobody");
-         st.cfg.global.guest_account = std::string(v);
-         return std::nullopt;
-     }},
-    {"adminusers",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         auto items = split_list(v);
-         if (!items) return bad_value(key, v, "a list of user names");
-         st.cfg.global.admin_users = std::move(*items);
-         return std::nullopt;
-     }},
-    {"maptoguest",
-     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
-         const std::string s = squash(v);
-         if (s == "never") {
-             st.cfg.global.guest_ok = false;
-         } else if (s == "baduser") {
-             st.cfg.global.guest_ok = true;
-         } else if (s == "badpassword" || s == "baduid") {
-             return "'" + std::string(v) + "' for '" + std::string(key) +
-                    "' is not supported (a wrong password never becomes a guest login)";
-         } else {
-             return bad_value(key, v, "never or bad user");
-         }
-         return std::nullopt;
-     }},
+const GlobalKey kGlobalKeys[] =
+    {
+        {"smbports",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             auto items = split_list(v);
+             if (!items || items->empty()) return bad_value(key, v, "one or more port numbers");
+             std::vector<uint16_t> ports;
+             for (const auto& it : *items) {
+                 auto n = parse_uint(it);
+                 if (!n || *n == 0 || *n > 65535) return bad_value(key, it, "a port 1..65535");
+                 if (std::find(ports.begin(), ports.end(), uint16_t(*n)) == ports.end())
+                     ports.push_back(uint16_t(*n));
+             }
+             st.cfg.global.smb_ports = std::move(ports);
+             return std::nullopt;
+         }},
+        {"serversmbtransports",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             auto items = split_list(v);
+             if (!items || items->empty()) return bad_value(key, v, "tcp, rdma or both");
+             bool tcp = false, rdma = false;
+             for (const auto& it : *items) {
+                 std::string t = it;
+                 for (auto& c : t)
+                     c = char(std::tolower(static_cast<unsigned char>(c)));
+                 if (t == "tcp")
+                     tcp = true;
+                 else if (t == "rdma")
+                     rdma = true;
+                 else
+                     return bad_value(key, it, "tcp or rdma (quic and nbt are not offered)");
+             }
+             st.cfg.global.transport_tcp = tcp;
+             st.cfg.global.transport_rdma = rdma;
+             return std::nullopt;
+         }},
+        {"interfaces",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             auto items = split_list(v);
+             if (!items) return bad_value(key, v, "IP addresses");
+             std::vector<std::string> out;
+             for (auto it : *items) {
+                 // "[::1]" is accepted as well as "::1".
+                 if (it.size() > 2 && it.front() == '[' && it.back() == ']')
+                     it = it.substr(1, it.size() - 2);
+                 unsigned char buf[16];
+                 if (inet_pton(AF_INET, it.c_str(), buf) != 1 &&
+                     inet_pton(AF_INET6, it.c_str(), buf) != 1)
+                     return bad_value(key, it,
+                                      "IPv4 or IPv6 addresses; interface names and masks are not "
+                                      "supported");
+                 out.push_back(it);
+             }
+             st.cfg.global.interfaces = std::move(out);
+             return std::nullopt;
+         }},
+        {"serverminprotocol",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+             std::string why;
+             auto d = parse_dialect(v, false, &why);
+             if (!d)
+                 return why.empty() ? bad_value(key, v,
+                                                "SMB2_02, SMB2_10, SMB3_00, SMB3_02, SMB3_11, "
+                                                "SMB2 or SMB3")
+                                    : Problem(why);
+             st.cfg.global.min_protocol = *d;
+             st.min_line = line;
+             return std::nullopt;
+         }},
+        {"servermaxprotocol",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+             std::string why;
+             auto d = parse_dialect(v, true, &why);
+             if (!d)
+                 return why.empty() ? bad_value(key, v,
+                                                "SMB2_02, SMB2_10, SMB3_00, SMB3_02, SMB3_11, "
+                                                "SMB2 or SMB3")
+                                    : Problem(why);
+             st.cfg.global.max_protocol = *d;
+             st.max_line = line;
+             return std::nullopt;
+         }},
+        {"serversigning",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             auto s = parse_signing(v);
+             if (!s) return bad_value(key, v, "auto, mandatory or disabled");
+             st.cfg.global.signing = *s;
+             return std::nullopt;
+         }},
+        {"smbencrypt",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             auto e = parse_encrypt(v);
+             if (!e) return bad_value(key, v, "off, if_required, desired or required");
+             st.cfg.global.encrypt = *e;
+             return std::nullopt;
+         }},
+        {"serversmb3encryptionalgorithms",
+         [](ParseState& st, std::string_view, std::string_view v, size_t) -> Problem {
+             std::string why;
+             auto l = parse_cipher_list(v, &why);
+             if (!l) return why;
+             st.cfg.global.encryption_algorithms = std::move(*l);
+             return std::nullopt;
+         }},
+        {"userdatabase",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_abs_path(st.cfg.global.user_database, key, v);
+         }},
+        {"netbiosname",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             if (v.empty() || v.size() > 15 || v.find_first_of(" \t.\\/:*?\"<>|") != v.npos)
+                 return bad_value(key, v, "1 to 15 characters without spaces, dots or \\/:*?\"<>|");
+             st.cfg.global.netbios_name = std::string(v);
+             for (char& c : st.cfg.global.netbios_name)
+                 c = char(std::toupper(static_cast<unsigned char>(c)));
+             return std::nullopt;
+         }},
+        {"workgroup",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             if (v.empty() || v.size() > 15 || v.find_first_of("\\/:*?\"<>|") != v.npos)
+                 return bad_value(key, v, "1 to 15 characters without \\/:*?\"<>|");
+             st.cfg.global.workgroup = std::string(v);
+             for (char& c : st.cfg.global.workgroup)
+                 c = char(std::toupper(static_cast<unsigned char>(c)));
+             return std::nullopt;
+         }},
+        {"serverstring",
+         [](ParseState& st, std::string_view, std::string_view v, size_t) -> Problem {
+             st.cfg.global.server_string = std::string(v);
+             return std::nullopt;
+         }},
+        {"workerthreads",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.worker_threads, key, v, 0, 1024);
+         }},
+        {"loglevel",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             // Samba's levels run to 10; everything above our most verbose level means "trace".
+             unsigned level = 0;
+             if (auto p = set_uint(level, key, v, 0, 10)) return p;
+             st.cfg.global.log_level = std::min(level, 3u);
+             return std::nullopt;
+         }},
+        {"maxiosize",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             // MS-SMB2 3.3.5.4: MaxReadSize/MaxWriteSize/MaxTransactSize must be at least 65536.
+             auto n = parse_size(v);
+             if (!n || *n < 65536 || *n > (16u << 20))
+                 return bad_value(key, v, "a size from 64k to 16M");
+             st.cfg.global.max_io_size = uint32_t(*n);
+             return std::nullopt;
+         }},
+        {"authtimeout",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.auth_timeout_s, key, v, 1, 3600);
+         }},
+        {"deadtime",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             unsigned minutes = 0;
+             // Samba's unit: minutes; 0 disables the idle disconnect.
+             if (auto p = set_uint(minutes, key, v, 0, 525600)) return p;
+             st.cfg.global.idle_timeout_s = minutes * 60u;
+             return std::nullopt;
+         }},
+        {"smb2maxcredits",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.max_credits, key, v, 32, 65535);
+         }},
+        {"maxconnectionstotal",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.max_connections, key, v, 1, 1000000);
+         }},
+        {"maxconnectionsperaddress",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.max_connections_per_address, key, v, 1, 1000000);
+         }},
+        {"maxsessionsperconnection",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.max_sessions_per_connection, key, v, 1, 65534);
+         }},
+        {"servermultichannelsupport",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_bool(st.cfg.global.multi_channel, key, v);
+         }},
+        {"smb2leases",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_bool(st.cfg.global.leases, key, v);
+         }},
+        {"durablehandles",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_bool(st.cfg.global.durable_handles, key, v);
+         }},
+        {"maxopenspersession",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.max_opens_per_session, key, v, 1, 1000000);
+         }},
+        {"maxtreeconnectspersession",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.max_trees_per_session, key, v, 1, 65534);
+         }},
+        {"maxlocksperopen",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.max_locks_per_open, key, v, 1, 1000000);
+         }},
+        {"maxbytesinflightperconnection",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             auto n = parse_size(v);
+             if (!n || *n < 65536 || *n > (uint64_t(4) << 30))
+                 return bad_value(key, v, "a size from 64k to 4G");
+             st.cfg.global.max_bytes_in_flight = *n;
+             return std::nullopt;
+         }},
+        {"maxasyncrequestsperconnection",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.max_async_per_connection, key, v, 1, 65535);
+         }},
+        {"maxmessagesize",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+             auto n = parse_size(v);
+             if (!n || *n < 65536 || *n > (64u << 20))
+                 return bad_value(key, v, "a size from 64k to 64M");
+             st.cfg.global.max_message_size = uint32_t(*n);
+             st.message_size_line = line;
+             return std::nullopt;
+         }},
+        {"daxmapcachefiles",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.dax_map_cache_files, key, v, 0, 65536);
+         }},
+        {"daxmapcachesize",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             auto n = parse_size(v);
+             if (!n || *n > (uint64_t(1) << 40))
+                 return bad_value(key, v, "a size up to 1024G (k/M/G suffixes)");
+             st.cfg.global.dax_map_cache_bytes = *n;
+             return std::nullopt;
+         }},
+        {"maxcompoundlength",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.max_compound_length, key, v, 1, 1024);
+         }},
+        {"serverauthmethods",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+             auto items = split_list(v);
+             if (!items || items->empty()) return bad_value(key, v, "kerberos and/or ntlm");
+             bool krb = false, ntlm = false;
+             for (const auto& it : *items) {
+                 const std::string m = lower(it);
+                 if (m == "kerberos" || m == "krb5")
+                     krb = true;
+                 else if (m == "ntlm" || m == "ntlmv2")
+                     ntlm = true;
+                 else
+                     return bad_value(key, it, "kerberos and/or ntlm");
+             }
+             st.cfg.global.auth_kerberos = krb;
+             st.cfg.global.auth_ntlm = ntlm;
+             st.methods_line = line;
+             return std::nullopt;
+         }},
+        {"kerberoskeytabfile",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+             st.keytab_line = line;
+             return set_abs_path(st.cfg.global.kerberos_keytab, key, v);
+         }},
+        {"realm",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             if (v.empty() || v.find_first_of(" \t@/\\") != v.npos)
+                 return bad_value(key, v, "a Kerberos realm such as EXAMPLE.COM");
+             // Samba upper-cases the realm too; AD and most MIT realms are upper case.
+             st.cfg.global.realm = std::string(v);
+             for (char& c : st.cfg.global.realm)
+                 c = char(std::toupper(static_cast<unsigned char>(c)));
+             return std::nullopt;
+         }},
+        {"kerberosusermap",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t line) -> Problem {
+             st.user_map_line = line;
+             return set_abs_path(st.cfg.global.kerberos_user_map_file, key, v);
+         }},
+        {"logonfailuredelay",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.logon_failure_delay_ms, key, v, 0, 60000);
+         }},
+        {"logonfailuremaxdelay",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.logon_failure_max_delay_ms, key, v, 0, 600000);
+         }},
+        {"logonfailurewindow",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.logon_failure_window_s, key, v, 1, 86400);
+         }},
+        {"guestaccount",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             if (v.empty() || v.find_first_of(" \t:/") != v.npos)
+                 return bad_value(key, v, "a Unix account name such as nobody");
+             st.cfg.global.guest_account = std::string(v);
+             return std::nullopt;
+         }},
+        {"adminusers",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             auto items = split_list(v);
+             if (!items) return bad_value(key, v, "a list of user names");
+             st.cfg.global.admin_users = std::move(*items);
+             return std::nullopt;
+         }},
+        {"maptoguest",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             const std::string s = squash(v);
+             if (s == "never") {
+                 st.cfg.global.guest_ok = false;
+             } else if (s == "baduser") {
+                 st.cfg.global.guest_ok = true;
+             } else if (s == "badpassword" || s == "baduid") {
+                 return "'" + std::string(v) + "' for '" + std::string(key) +
+                        "' is not supported (a wrong password never becomes a guest login)";
+             } else {
+                 return bad_value(key, v, "never or bad user");
+             }
+             return std::nullopt;
+         }},
 };
 
 const ShareKey kShareKeys[] = {

@@ -106,6 +106,12 @@ struct GlobalConfig {
     // "server multi channel support": 3.x connections of a client may bind to its sessions as
     // further channels (MS-SMB2 3.3.5.5.2; SMB2_GLOBAL_CAP_MULTI_CHANNEL in NEGOTIATE).
     bool multi_channel = true;
+    // "smb2 leases" (Samba's key): grant leases (SMB2_GLOBAL_CAP_LEASING, 2.1 and later);
+    // without them lease requests get no lease and clients fall back to oplocks.
+    bool leases = true;
+    // "durable handles" (Samba's key): grant durable handles v1/v2 (MS-SMB2 3.3.5.9.6,
+    // 3.3.5.9.10) to opens with a batch oplock or a HANDLE caching lease.
+    bool durable_handles = true;
 
     // Abuse limits (architecture.md "Limits on everything a client can make the server hold").
     unsigned max_connections = 4096;              // "max connections total"

@@ -54,7 +54,7 @@ void Connection::release_channel(uint64_t session_id) {
     std::shared_ptr<Session> s = std::move(it->second.session);
     channels.erase(it);
     if (s->remove_channel(id)) {
-        server.end_session(*s);
+        server.end_session(*s, /*keep_durable=*/true);
     } else if (s->state != Session::State::Deleted) {
         log_info("conn ", id, " ", transport->peer(), ": channel of session 0x", std::hex, s->id,
                  std::dec, " closed; the session goes on over ", s->channel_count(),
@@ -391,8 +391,8 @@ Result<Channel> Connection::open_transform(MutableBytes msg) {
     return *ch;
 }
 
-asio::awaitable<void> Connection::send_oplock_break(uint64_t session_id, FileId file_id,
-                                                    uint8_t level, bool tree_encrypts) {
+asio::awaitable<void> Connection::send_oplock_break(uint64_t session_id, const BreakMessage& m,
+                                                    bool tree_encrypts) {
     if (closed_) co_return;
     ResponseElement el;
     ByteWriter w(el.bytes, 0);
@@ -402,10 +402,21 @@ asio::awaitable<void> Connection::send_oplock_break(uint64_t session_id, FileId 
     h.message_id = ~uint64_t(0);
     h.session_id = session_id;
     h.serialize(w);
-    OplockBreakNotification n;
-    n.oplock_level = level;
-    n.file_id = file_id;
-    n.serialize(w);
+    if (m.lease) {
+        // MS-SMB2 2.2.23.2, 3.3.4.7.
+        LeaseBreakNotification n;
+        n.new_epoch = m.lease->version == 2 ? m.lease->new_epoch : 0;
+        n.flags = m.lease->ack_required ? lease_break::kFlagAckRequired : 0;
+        n.lease_key = m.lease->key;
+        n.current_lease_state = m.lease->current_state;
+        n.new_lease_state = m.lease->new_state;
+        n.serialize(w);
+    } else {
+        OplockBreakNotification n;
+        n.oplock_level = m.level;
+        n.file_id = m.file_id;
+        n.serialize(w);
+    }
     // Not signed, but encrypted when the session or the open's share encrypts (MS-SMB2 3.3.4.6).
     if (Channel* ch = channel(session_id)) {
         if (ch->encryption && (ch->session->encrypt_data || tree_encrypts)) {
@@ -415,7 +426,12 @@ asio::awaitable<void> Connection::send_oplock_break(uint64_t session_id, FileId 
     }
     FrameState fs;
     fs.out.push_back(std::move(el));
-    log_debug("conn ", id, ": oplock break of fid ", file_id.volatile_, " to level ", int(level));
+    if (m.lease)
+        log_debug("conn ", id, ": lease break 0x", std::hex, m.lease->current_state, " -> 0x",
+                  m.lease->new_state, std::dec, m.lease->ack_required ? " (ack required)" : "");
+    else
+        log_debug("conn ", id, ": oplock break of fid ", m.file_id.volatile_, " to level ",
+                  int(m.level));
     co_await flush(fs);
 }
 
@@ -424,11 +440,11 @@ namespace {
 // channel of the session, else on another channel of the session (multichannel: the session and
 // its opens outlive the connection that made them). Runs on `conn`'s loop.
 asio::awaitable<void> send_break(Server& server, std::weak_ptr<Connection> conn,
-                                 uint64_t connection_id, uint64_t session_id, FileId fid,
-                                 uint8_t level, bool tree_encrypts, bool fall_back) {
+                                 uint64_t connection_id, uint64_t session_id,
+                                 Connection::BreakMessage m, bool tree_encrypts, bool fall_back) {
     auto c = conn.lock();
     if (c && !c->closed() && c->channel(session_id)) {
-        co_await c->send_oplock_break(session_id, fid, level, tree_encrypts);
+        co_await c->send_oplock_break(session_id, m, tree_encrypts);
         co_return;
     }
     if (!fall_back) co_return;
@@ -437,10 +453,9 @@ asio::awaitable<void> send_break(Server& server, std::weak_ptr<Connection> conn,
     for (auto& other : s->channel_connections(0)) {
         if (other->id == connection_id) continue;
         // Once, on the other channel's own loop.
-        asio::co_spawn(
-            other->executor,
-            send_break(server, other, other->id, session_id, fid, level, tree_encrypts, false),
-            asio::detached);
+        asio::co_spawn(other->executor,
+                       send_break(server, other, other->id, session_id, m, tree_encrypts, false),
+                       asio::detached);
         co_return;
     }
 }
@@ -453,8 +468,20 @@ OplockBreakNotifier Connection::oplock_break_notifier(uint64_t session_id, FileI
     Server* srv = &server;
     const uint64_t cid = id;
     return [srv, weak, exec, cid, session_id, file_id, tree_encrypts](uint8_t level) {
-        asio::co_spawn(exec,
-                       send_break(*srv, weak, cid, session_id, file_id, level, tree_encrypts, true),
+        BreakMessage m{.file_id = file_id, .level = level, .lease = std::nullopt};
+        asio::co_spawn(exec, send_break(*srv, weak, cid, session_id, m, tree_encrypts, true),
+                       asio::detached);
+    };
+}
+
+LeaseBreakNotifier Connection::lease_break_notifier(uint64_t session_id, bool tree_encrypts) {
+    std::weak_ptr<Connection> weak = weak_from_this();
+    auto exec = executor;
+    Server* srv = &server;
+    const uint64_t cid = id;
+    return [srv, weak, exec, cid, session_id, tree_encrypts](const LeaseBreak& b) {
+        BreakMessage m{.file_id = {}, .level = 0, .lease = b};
+        asio::co_spawn(exec, send_break(*srv, weak, cid, session_id, m, tree_encrypts, true),
                        asio::detached);
     };
 }

@@ -46,12 +46,20 @@ class Connection final : public ConnectionState, public std::enable_shared_from_
     Status verify_signature(auth::Signer& signer, protocol::Bytes elem,
                             const protocol::Header& hdr) override;
 
-    // Sends an Oplock Break Notification for open `file_id` of session `session_id` offering
-    // `level` (MS-SMB2 2.2.23.1, 3.3.4.6): MessageId all ones, TreeId 0, not signed.
-    asio::awaitable<void> send_oplock_break(uint64_t session_id, protocol::FileId file_id,
-                                            uint8_t level, bool tree_encrypts);
+    // What one break notification says: an oplock break of `file_id` to `level` (MS-SMB2
+    // 2.2.23.1, 3.3.4.6), or a lease break (2.2.23.2, 3.3.4.7).
+    struct BreakMessage {
+        protocol::FileId file_id;
+        uint8_t level = 0;
+        std::optional<LeaseBreak> lease;
+    };
+    // Sends a break notification to session `session_id`: MessageId all ones, TreeId 0, not
+    // signed, encrypted when the session or the open's share encrypts.
+    asio::awaitable<void> send_oplock_break(uint64_t session_id, const BreakMessage& m,
+                                            bool tree_encrypts);
     OplockBreakNotifier oplock_break_notifier(uint64_t session_id, protocol::FileId file_id,
                                               bool tree_encrypts) override;
+    LeaseBreakNotifier lease_break_notifier(uint64_t session_id, bool tree_encrypts) override;
 
     void note_activity() { last_activity_ = std::chrono::steady_clock::now(); }
 

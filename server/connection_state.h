@@ -139,6 +139,9 @@ class ConnectionState {
     // `tree_encrypts`: the open's share requires encryption (Share.EncryptData).
     virtual OplockBreakNotifier oplock_break_notifier(uint64_t session_id, protocol::FileId file_id,
                                                       bool tree_encrypts) = 0;
+    // The same for a lease (MS-SMB2 2.2.23.2, 3.3.4.7): Lease Break Notifications carry the
+    // lease key, not a FileId.
+    virtual LeaseBreakNotifier lease_break_notifier(uint64_t session_id, bool tree_encrypts) = 0;
     // Called by RequestContext::go_async (see there for the statuses it fails with).
     virtual asio::awaitable<Status> go_async(RequestContext& ctx) = 0;
     // Checks the signature of request element `elem` with `signer` (MS-SMB2 3.3.5.2.4).

@@ -371,14 +371,41 @@ void Server::connection_closed(Connection& c) {
         connections_per_address_.erase(it);
 }
 
-void Server::end_session(Session& s) {
+void Server::end_session(Session& s, bool keep_durable) {
     s.state = Session::State::Deleted;
+    if (keep_durable)
+        for (auto& o : opens.disconnect_durable(s.id))
+            keep_disconnected(o);
     opens.remove_if([id = s.id](const Open& o) { return o.session_id == id; });
     {
         std::lock_guard lk(s.mu);
         s.trees.clear();
     }
     sessions.remove(s.id);
+}
+
+void Server::keep_disconnected(const std::shared_ptr<Open>& open) {
+    // MS-SMB2 3.3.7.1: a disconnected durable open lives until its timeout, or until a break
+    // it cannot receive closes it (FileTable::disconnect); a reconnect bumps its generation, so
+    // whatever fires after that finds nothing to do.
+    const uint64_t vid = open->id.volatile_;
+    const uint64_t gen = open->durable.generation;
+    auto exec = loops_[0]->get_executor();
+    auto purge = [this, vid, gen](const char* why) {
+        auto o = opens.remove_disconnected(vid, gen);
+        if (o) log_info("durable handle '", o->local.path, "' closed (", why, ")");
+    };
+    if (auto& reg = open->local.file_registration)
+        reg->table().disconnect(reg->key(), reg->token(), [exec, purge] {
+            asio::post(exec, [purge] { purge("broken while disconnected"); });
+        });
+    auto timer = std::make_shared<asio::steady_timer>(exec);
+    timer->expires_after(std::chrono::milliseconds(open->durable.timeout_ms));
+    timer->async_wait([timer, purge](const boost::system::error_code& ec) {
+        if (!ec) purge("not reconnected in time");
+    });
+    log_info("durable handle '", open->local.path, "' kept for ", open->durable.timeout_ms,
+             " ms after its connection was lost");
 }
 
 void Server::run() {

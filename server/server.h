@@ -139,7 +139,11 @@ class Server {
     // Ends a session for all its channels (LOGOFF, failed re-authentication, PreviousSessionId,
     // its last channel closed): Deleted, its opens closed, its trees gone, out of the table.
     // Channels on other connections notice at their next request (USER_SESSION_DELETED).
-    void end_session(Session& s);
+    // Ends session `s` with its opens; `keep_durable` (the connection was lost, or a new
+    // session replaced it) keeps its durable opens, disconnected, for their reconnect.
+    void end_session(Session& s, bool keep_durable = false);
+    // Arms the expiry of a disconnected durable open (OpenTable::disconnect_durable).
+    void keep_disconnected(const std::shared_ptr<Open>& open);
     BackpressureStats& backpressure() { return backpressure_; }
     // Accepts connections on one more listener (tests: SMB Direct over the emulated provider).
     // After start().

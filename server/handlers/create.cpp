@@ -26,6 +26,7 @@
 #include "protocol/create.h"
 #include "server/connection_state.h"
 #include "server/errno_status.h"
+#include "server/handlers/create_caching.h"
 #include "server/handlers/create_contexts.h"
 #include "server/handlers/handlers.h"
 #include "server/handlers/security_info.h"
@@ -363,7 +364,7 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
     if (info->device != before->device || info->file_id != before->file_id) return retry();
 
     FileKey key{info->device, info->file_id};
-    OplockOpenIntent intent{granted, overwrite};
+    OplockOpenIntent intent{granted, overwrite, p.lease};
     auto token = files.add(key, ShareMode{sharing, p.share_access}, pl.delete_on_close, rp.rel,
                            p.break_oplocks ? &intent : nullptr);
     if (!token) {
@@ -701,19 +702,16 @@ NtStatus respond_created(RequestContext& ctx, const CreateRequest& req, const Cr
                          const CreateContextRequests& contexts, const CreateParams& p) {
     const auto& open = res.open;
     CreateResponse resp;
-    // MS-SMB2 3.3.5.9 "Oplock Acquisition"; leases are not granted yet, so a LEASE request
-    // (0xFF) gets NONE like anything the object store does not grant.
-    resp.oplock_level = oplock_level::kNone;
-    if (req.requested_oplock_level != oplock_level::kNone && open->local.file_registration) {
-        const auto& reg = *open->local.file_registration;
-        resp.oplock_level = reg.table().grant_oplock(
-            reg.key(), reg.token(), req.requested_oplock_level, open->local.is_directory,
-            ctx.conn.oplock_break_notifier(ctx.session_id, open->id, ctx.tree->encrypt_data));
+    CreateGrants grants;
+    // MS-SMB2 3.3.5.9 "Oplock Acquisition", leases, durability.
+    if (auto st = grant_caching(ctx, req, contexts, open, resp.oplock_level, grants); !st) {
+        ctx.server.opens.remove(open->id.volatile_);
+        return create_refused(ctx, p, *ctx.tree->share, st.status());
     }
     resp.create_action = res.create_action;
     fill_times(resp, res.info);
     resp.file_id = open->id;
-    resp.contexts = encode_create_response_contexts(contexts, res.maximal_access, res.info);
+    resp.contexts = encode_create_response_contexts(contexts, res.maximal_access, res.info, grants);
     resp.serialize(ctx.body());
     ctx.log().debug("CREATE '", p.name, "' -> fid ", open->id.volatile_, " action ",
                     res.create_action);
@@ -733,7 +731,9 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
 
     auto contexts = decode_create_contexts(req->contexts);
     if (!contexts) co_return contexts.status();
+    if (contexts->reconnect()) co_return co_await reconnect_durable(ctx, *req, *contexts);
     CreateParams p = create_params(ctx, *req, *share, *contexts);
+    p.lease = requested_lease(ctx, *req, *contexts);
 
     if (auto st = validate_create(p); !st) co_return create_refused(ctx, p, *share, st.status());
     // MS-SMB2 3.3.5.9.4: no snapshot exists for any timestamp (no previous versions served).

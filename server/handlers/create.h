@@ -75,6 +75,8 @@ struct CreateParams {
     // file in `oplock_break_file`: wait with FileTable::when_breaks_resolved and call again.
     bool break_oplocks = false;
     std::optional<FileKey>* oplock_break_file = nullptr;
+    // The lease the open asks for: opens of the same lease do not break it.
+    std::optional<LeaseId> lease;
 };
 
 struct CreateOutcome {

@@ -45,6 +45,9 @@ NegotiateResponse make_response(ConnectionState& conn, Dialect d) {
     // advertised by the issues that implement them; encryption by the caller.
     r.capabilities = 0;
     if (d != Dialect::Smb202 && d != Dialect::Wildcard) r.capabilities |= global_caps::kLargeMtu;
+    // MS-SMB2 3.3.5.4: leasing from 2.1 on (file leases; no directory leases).
+    if (d != Dialect::Smb202 && d != Dialect::Wildcard && g.leases)
+        r.capabilities |= global_caps::kLeasing;
     if (is_smb3(d) && g.multi_channel) r.capabilities |= global_caps::kMultiChannel;
     uint32_t io = (d == Dialect::Smb202) ? 65536u : g.max_io_size;
     r.max_transact_size = io;

@@ -1,6 +1,6 @@
-// OPLOCK_BREAK acknowledgments (MS-SMB2 3.3.5.22). Oplocks are granted and broken by the
-// FileTable (server/state/file_table.h); leases are not granted yet, so no lease table exists and
-// every lease acknowledgment is one the spec refuses.
+// OPLOCK_BREAK acknowledgments (MS-SMB2 3.3.5.22): oplock and lease breaks. Both are granted,
+// broken and acknowledged in the FileTable (server/state/file_table.h); leases are found by
+// Connection.ClientGuid and LeaseKey.
 #include "protocol/oplock_break.h"
 
 #include "protocol/create.h"
@@ -10,6 +10,7 @@
 #include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
+#include "server/server.h"
 #include "server/state/file_table.h"
 
 namespace daxsmbd::server::handlers {
@@ -23,10 +24,19 @@ asio::awaitable<NtStatus> oplock_break(RequestContext& ctx) {
     if (!ack) co_return ack.status();
     if (std::holds_alternative<LeaseBreakAcknowledgment>(*ack)) {
         if (ctx.dialect() == Dialect::Smb202) co_return NtStatus::InvalidParameter;
-        // MS-SMB2 3.3.5.22.2: no lease table for Connection.ClientGuid (no lease was ever
-        // granted), so neither the table nor the LeaseKey is found.
-        ctx.log().debug("lease break acknowledgment without a lease");
-        co_return NtStatus::ObjectNameNotFound;
+        const auto& lease = std::get<LeaseBreakAcknowledgment>(*ack);
+        // MS-SMB2 3.3.5.22.2.
+        LeaseId id{ctx.conn.state.client_guid, lease.lease_key};
+        auto state = ctx.server.files.acknowledge_lease_break(id, lease.lease_state);
+        if (!state) {
+            ctx.log().debug("lease break acknowledgment refused: ", status_name(state.status()));
+            co_return state.status();
+        }
+        LeaseBreakResponse resp;
+        resp.lease_key = lease.lease_key;
+        resp.lease_state = *state;
+        resp.serialize(ctx.body());
+        co_return NtStatus::Success;
     }
     const auto& oplock = std::get<OplockBreakAcknowledgment>(*ack);
     // MS-SMB2 3.3.5.22.1: the open must exist (FILE_CLOSED otherwise) ...

@@ -445,7 +445,7 @@ void record_logon(Session& s, const auth::AcceptorStep& step,
 void end_previous_session(Server& server, uint64_t previous_session_id, const Session& s) {
     if (!previous_session_id || previous_session_id == s.id) return;
     auto old = server.sessions.find(previous_session_id);
-    if (old && old->user == s.user) server.end_session(*old);
+    if (old && old->user == s.user) server.end_session(*old, /*keep_durable=*/true);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "server/state/file_table.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "protocol/access_mask.h"
 #include "protocol/create.h"
@@ -57,9 +58,13 @@ Result<FileTable::Token> FileTable::add(const FileKey& key, ShareMode mode, bool
         auto it = files_.find(key);
         // Oplocks are broken before share modes are checked: a BATCH holder may close its
         // cached handle on the break, and then the open succeeds (MS-FSA 2.1.5.1.2.1).
-        if (it != files_.end() && !it->second.delete_pending &&
-            start_breaks_locked(it->second, *intent))
-            return Error(NtStatus::OplockBreakInProgress);
+        if (it != files_.end() && !it->second.delete_pending) {
+            // A sharing violation breaks HANDLE caching too, so that a holder may close the
+            // handles it keeps cached (MS-FSA 2.1.5.1.2.1).
+            const bool violation = !check_locked(key, mode);
+            if (start_breaks_locked(it->second, *intent, violation))
+                return Error(NtStatus::OplockBreakInProgress);
+        }
     }
     DAX_CHECK(check_locked(key, mode));
     auto& rec = files_[key];
@@ -73,7 +78,8 @@ Result<FileTable::Token> FileTable::add(const FileKey& key, ShareMode mode, bool
     return t;
 }
 
-bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& intent) {
+bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& intent,
+                                    bool sharing_violation) {
     // MS-FSA 2.1.4.12, Operation OPEN: an open asking only for attributes (and SYNCHRONIZE)
     // that does not overwrite leaves BATCH/EXCLUSIVE oplocks alone; anything else breaks them
     // to LEVEL_II, or to NONE when it overwrites or supersedes the data. LEVEL_II oplocks only
@@ -81,9 +87,10 @@ bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& int
     constexpr uint32_t kAttributeOnly =
         am::kFileReadAttributes | am::kFileWriteAttributes | am::kSynchronize;
     const bool breaks_exclusive = intent.overwrite || (intent.access & ~kAttributeOnly);
-    bool wait = false;
+    bool wait = start_lease_breaks_locked(rec, intent, sharing_violation);
     for (auto& o : rec.opens) {
-        if (o.breaking) {
+        if (o.lease) continue;
+        if (o.breaking || o.purging) {
             wait = wait || breaks_exclusive;
             continue;
         }
@@ -91,6 +98,12 @@ bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& int
             if (!breaks_exclusive) continue;
             const uint8_t to = intent.overwrite ? oplock::kNone : oplock::kII;
             if (!o.notifier) {  // nobody left to tell: the holder's connection is gone
+                if (o.purge && !o.purging) {
+                    o.purging = true;
+                    o.purge();
+                    wait = true;
+                    continue;
+                }
                 set_oplock_locked(o, to);
                 continue;
             }
@@ -106,6 +119,259 @@ bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& int
     return wait;
 }
 
+bool FileTable::start_lease_breaks_locked(FileRecord& rec, const OplockOpenIntent& intent,
+                                          bool sharing_violation) {
+    // MS-FSA 2.1.4.12 (OPEN) as Windows and Samba apply it to leases: an open of another lease
+    // key (or of none) that touches data takes WRITE caching away, a sharing violation HANDLE
+    // caching, an overwrite everything; the opener waits for the holder's acknowledgment when
+    // it loses WRITE caching, or HANDLE caching on a sharing violation. An attribute-only open
+    // breaks nothing.
+    constexpr uint32_t kStatOnly =
+        am::kFileReadAttributes | am::kFileWriteAttributes | am::kSynchronize | am::kReadControl;
+    if (!intent.overwrite && !(intent.access & ~kStatOnly)) return false;
+    const uint32_t delay_mask = sharing_violation
+                                    ? lease_bits::kHandleCaching | lease_bits::kWriteCaching
+                                    : lease_bits::kWriteCaching;
+    bool wait = false;
+    for (auto& o : rec.opens) {
+        if (!o.lease || (intent.lease && *intent.lease == o.lease->id)) continue;
+        LeaseRecord& l = *o.lease;
+        const uint32_t cur = l.breaking ? l.pending_to : l.state;
+        uint32_t to = cur & ~delay_mask;
+        if (intent.overwrite) to &= ~(lease_bits::kHandleCaching | lease_bits::kReadCaching);
+        if (to != cur && !l.notifier && purge_lease_locked(rec, l)) {
+            wait = true;
+            continue;
+        }
+        if (to != cur && break_lease_locked(l, to) && (cur & delay_mask)) wait = true;
+        // A break already in flight that takes away what this open needs gone.
+        if (l.breaking && (l.state & delay_mask)) wait = true;
+    }
+    return wait;
+}
+
+bool FileTable::break_lease_locked(LeaseRecord& l, uint32_t to) {
+    if (l.breaking) {
+        // MS-SMB2 3.3.4.7: one break at a time; the lower state is offered once this one is
+        // acknowledged.
+        l.pending_to &= to;
+        return true;
+    }
+    const uint32_t cur = l.state;
+    // Breaking from READ caching alone needs no acknowledgment (MS-SMB2 3.3.4.7).
+    const bool ack = (cur & (lease_bits::kWriteCaching | lease_bits::kHandleCaching)) != 0;
+    if (!l.notifier) {  // nobody left to tell
+        set_lease_state_locked(l, to);
+        return false;
+    }
+    if (l.version == 2) ++l.epoch;
+    LeaseBreak b;
+    b.key = l.id.key;
+    b.version = l.version;
+    b.new_epoch = l.epoch;
+    b.current_state = cur;
+    b.new_state = to;
+    b.ack_required = ack;
+    if (ack) {
+        l.breaking = true;
+        l.breaking_to = to;
+        l.pending_to = to;
+    } else {
+        set_lease_state_locked(l, to);
+    }
+    l.notifier(b);
+    return ack;
+}
+
+void FileTable::set_lease_state_locked(LeaseRecord& l, uint32_t state) {
+    const bool had_read = l.state & lease_bits::kReadCaching;
+    const bool has_read = state & lease_bits::kReadCaching;
+    if (had_read && !has_read) --level2_oplocks_;
+    if (!had_read && has_read) ++level2_oplocks_;
+    l.state = state;
+}
+
+void FileTable::drop_lease_locked(OpenRecord& o) {
+    if (!o.lease) return;
+    auto l = std::move(o.lease);
+    if (--l->opens > 0) return;
+    // The lease's last open is gone (MS-SMB2 3.3.4.17): so is the lease, and any break of it.
+    set_lease_state_locked(*l, 0);
+    l->breaking = false;
+    leases_.erase(l->id);
+}
+
+Result<std::optional<LeaseGrant>> FileTable::grant_lease(const FileKey& key, Token token,
+                                                         const LeaseRequest& req, bool is_directory,
+                                                         LeaseBreakNotifier notifier) {
+    std::lock_guard lk(mu_);
+    auto lit = leases_.find(req.id);
+    // MS-SMB2 3.3.5.9.8: a lease key names one file.
+    if (lit != leases_.end() && !(lit->second->file == key))
+        return Error(NtStatus::InvalidParameter);
+    if (is_directory) return std::optional<LeaseGrant>{};
+    auto it = files_.find(key);
+    if (it == files_.end()) return std::optional<LeaseGrant>{};
+    auto self = std::find_if(it->second.opens.begin(), it->second.opens.end(),
+                             [&](const OpenRecord& r) { return r.token == token; });
+    if (self == it->second.opens.end()) return std::optional<LeaseGrant>{};
+    std::shared_ptr<LeaseRecord> l;
+    const bool fresh = lit == leases_.end();
+    if (fresh) {
+        l = std::make_shared<LeaseRecord>();
+        l->id = req.id;
+        l->file = key;
+        l->version = req.version;
+        l->epoch = req.epoch;
+        l->parent_key = req.parent_key;
+        leases_.emplace(req.id, l);
+    } else {
+        l = lit->second;
+    }
+    if (self->lease != l) {
+        drop_lease_locked(*self);
+        self->lease = l;
+        ++l->opens;
+    }
+    l->notifier = std::move(notifier);
+    if (!l->breaking) {
+        // Only R, RH, RW and RWH are states (MS-SMB2 2.2.13.2.8); anything else gets nothing.
+        uint32_t want = req.state & (lease_bits::kReadCaching | lease_bits::kHandleCaching |
+                                     lease_bits::kWriteCaching);
+        if (!(want & lease_bits::kReadCaching)) want = 0;
+        uint32_t allowed = want;
+        for (const auto& o : it->second.opens) {
+            if (o.token == token || o.lease == l) continue;
+            allowed &= ~lease_bits::kWriteCaching;
+            if (o.breaking || o.oplock == oplock::kBatch || o.oplock == oplock::kExclusive ||
+                (o.lease && (o.lease->state & lease_bits::kWriteCaching)))
+                allowed = 0;
+        }
+        // An existing lease is only ever upgraded (MS-FSA 2.1.5.17.2).
+        if ((allowed & l->state) == l->state && allowed != l->state) {
+            set_lease_state_locked(*l, allowed);
+            if (l->version == 2) ++l->epoch;
+        } else if (fresh && l->version == 2) {
+            ++l->epoch;
+        }
+    }
+    return std::optional<LeaseGrant>{grant_of(*l)};
+}
+
+bool FileTable::purge_lease_locked(FileRecord& rec, const LeaseRecord& l) {
+    bool any = false;
+    for (auto& o : rec.opens) {
+        if (o.lease.get() != &l || !o.purge) continue;
+        any = true;
+        if (o.purging) continue;
+        o.purging = true;
+        o.purge();
+    }
+    return any;
+}
+
+LeaseGrant FileTable::grant_of(const LeaseRecord& l) {
+    LeaseGrant g;
+    g.state = l.state;
+    g.breaking = l.breaking;
+    g.epoch = l.epoch;
+    g.version = l.version;
+    g.parent_key = l.parent_key;
+    return g;
+}
+
+void FileTable::disconnect(const FileKey& key, Token token, std::function<void()> purge) {
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end()) return;
+    for (auto& o : it->second.opens) {
+        if (o.token != token) continue;
+        o.notifier = nullptr;
+        o.purge = std::move(purge);
+        o.purging = false;
+        if (!o.lease) break;
+        // The lease is only out of reach when all of its opens are.
+        bool reachable = false;
+        for (const auto& other : it->second.opens)
+            if (other.lease == o.lease && !other.purge) reachable = true;
+        if (!reachable) o.lease->notifier = nullptr;
+        break;
+    }
+}
+
+FileTable::Held FileTable::reconnect(const FileKey& key, Token token,
+                                     OplockBreakNotifier oplock_notifier,
+                                     LeaseBreakNotifier lease_notifier) {
+    std::lock_guard lk(mu_);
+    Held h;
+    auto it = files_.find(key);
+    if (it == files_.end()) return h;
+    for (auto& o : it->second.opens) {
+        if (o.token != token) continue;
+        o.purge = nullptr;
+        o.purging = false;
+        o.notifier = std::move(oplock_notifier);
+        h.oplock = o.oplock;
+        if (o.lease) {
+            o.lease->notifier = std::move(lease_notifier);
+            h.oplock = oplock::kLease;
+            h.lease = grant_of(*o.lease);
+        }
+        break;
+    }
+    return h;
+}
+
+FileTable::Held FileTable::held(const FileKey& key, Token token) const {
+    std::lock_guard lk(mu_);
+    Held h;
+    auto it = files_.find(key);
+    if (it == files_.end()) return h;
+    for (const auto& o : it->second.opens) {
+        if (o.token != token) continue;
+        h.oplock = o.oplock;
+        if (o.lease) {
+            h.oplock = oplock::kLease;
+            h.lease = grant_of(*o.lease);
+        }
+    }
+    return h;
+}
+
+Result<uint32_t> FileTable::acknowledge_lease_break(const LeaseId& id, uint32_t state) {
+    std::lock_guard lk(mu_);
+    auto lit = leases_.find(id);
+    if (lit == leases_.end()) return Error(NtStatus::ObjectNameNotFound);
+    LeaseRecord& l = *lit->second;
+    // MS-SMB2 3.3.5.22.2.
+    if (!l.breaking) return Error(NtStatus::Unsuccessful);
+    if (state & ~l.breaking_to) return Error(NtStatus::RequestNotAccepted);
+    l.breaking = false;
+    set_lease_state_locked(l, state);
+    if (state & ~l.pending_to) break_lease_locked(l, state & l.pending_to);
+    auto fit = files_.find(l.file);
+    if (fit != files_.end()) wake_if_resolved_locked(fit->second);
+    return state;
+}
+
+uint32_t FileTable::lease_state(const LeaseId& id) const {
+    std::lock_guard lk(mu_);
+    auto lit = leases_.find(id);
+    return lit == leases_.end() ? 0 : lit->second->state;
+}
+
+size_t FileTable::lease_count() const {
+    std::lock_guard lk(mu_);
+    return leases_.size();
+}
+
+size_t LeaseIdHash::operator()(const LeaseId& id) const {
+    uint64_t a = 0, b = 0;
+    std::memcpy(&a, id.key.data(), 8);
+    std::memcpy(&b, id.client_guid.data(), 8);
+    return std::hash<uint64_t>()(a * 0x9E3779B97F4A7C15ull ^ b);
+}
+
 void FileTable::set_oplock_locked(OpenRecord& o, uint8_t level) {
     if (o.oplock == oplock::kII) --level2_oplocks_;
     if (level == oplock::kII) ++level2_oplocks_;
@@ -115,7 +381,7 @@ void FileTable::set_oplock_locked(OpenRecord& o, uint8_t level) {
 void FileTable::wake_if_resolved_locked(FileRecord& rec) {
     if (rec.break_waiters.empty()) return;
     for (const auto& o : rec.opens)
-        if (o.breaking) return;
+        if (o.breaking_any()) return;
     auto waiters = std::move(rec.break_waiters);
     rec.break_waiters.clear();
     for (auto& w : waiters)
@@ -140,7 +406,8 @@ uint8_t FileTable::grant_oplock(const FileKey& key, Token token, uint8_t request
             continue;
         }
         others = true;
-        if (o.breaking || o.oplock == oplock::kBatch || o.oplock == oplock::kExclusive)
+        if (o.breaking_any() || o.oplock == oplock::kBatch || o.oplock == oplock::kExclusive ||
+            (o.lease && (o.lease->state & lease_bits::kWriteCaching)))
             other_exclusive = true;
     }
     if (!self) return oplock::kNone;
@@ -196,7 +463,7 @@ bool FileTable::when_breaks_resolved(const FileKey& key, std::function<void()> w
     auto it = files_.find(key);
     if (it == files_.end()) return false;
     bool breaking = std::any_of(it->second.opens.begin(), it->second.opens.end(),
-                                [](const OpenRecord& o) { return o.breaking; });
+                                [](const OpenRecord& o) { return o.breaking_any(); });
     if (!breaking) return false;
     it->second.break_waiters.push_back(std::move(wake));
     return true;
@@ -207,6 +474,11 @@ void FileTable::expire_breaks(const FileKey& key) {
     auto it = files_.find(key);
     if (it == files_.end()) return;
     for (auto& o : it->second.opens) {
+        if (o.lease && o.lease->breaking) {
+            log_info("lease break of file ", key.inode, " not acknowledged in time");
+            o.lease->breaking = false;
+            set_lease_state_locked(*o.lease, o.lease->pending_to);
+        }
         if (!o.breaking) continue;
         log_info("oplock break of file ", key.inode, " not acknowledged in time: oplock dropped");
         o.breaking = false;
@@ -220,7 +492,15 @@ void FileTable::break_level2_oplocks(const FileKey& key, Token except) {
     std::lock_guard lk(mu_);
     auto it = files_.find(key);
     if (it == files_.end()) return;
+    std::shared_ptr<LeaseRecord> own;
+    for (auto& o : it->second.opens)
+        if (o.token == except) own = o.lease;
     for (auto& o : it->second.opens) {
+        if (o.lease && o.lease != own && o.token != except) {
+            const uint32_t cur = o.lease->breaking ? o.lease->pending_to : o.lease->state;
+            if (cur & lease_bits::kReadCaching) break_lease_locked(*o.lease, 0);
+            continue;
+        }
         if (o.token == except || o.oplock != oplock::kII || o.breaking) continue;
         set_oplock_locked(o, oplock::kNone);
         if (o.notifier) o.notifier(oplock::kNone);
@@ -239,6 +519,7 @@ bool FileTable::remove(const FileKey& key, Token token, const Deleter& deleter) 
     // for deletion; the deletion itself waits for the last open.
     if (o->delete_on_close) mark_delete_pending_locked(rec);
     set_oplock_locked(*o, oplock::kNone);
+    drop_lease_locked(*o);
     rec.opens.erase(o);
     // A closed open ends its break (MS-SMB2 3.3.4.6: the opener waiting for it goes on).
     wake_if_resolved_locked(rec);

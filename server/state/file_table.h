@@ -29,12 +29,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "protocol/create.h"
+#include "protocol/create_contexts.h"
 #include "protocol/result.h"
 
 namespace daxsmbd::server {
@@ -71,14 +73,55 @@ bool sharing_conflict(const ShareMode& existing, const ShareMode& wanted);
 namespace oplock = protocol::oplock_level;
 
 // What a new open of a file means for the oplocks other opens hold (MS-FSA 2.1.4.12, Operation
-// OPEN): its access and whether it overwrites or supersedes the data.
+// OPEN): its access, whether it overwrites or supersedes the data, and the lease it asks for
+// (opens of the same lease never break each other).
+struct LeaseId {
+    protocol::Guid client_guid{};  // Connection.ClientGuid (MS-SMB2 3.3.1.12 LeaseTable)
+    protocol::Guid key{};          // LeaseKey
+    bool operator==(const LeaseId&) const = default;
+};
+struct LeaseIdHash {
+    size_t operator()(const LeaseId& id) const;
+};
+
 struct OplockOpenIntent {
     uint32_t access = 0;  // desired access, generic bits mapped
     bool overwrite = false;
+    std::optional<LeaseId> lease;
 };
 
 // Sends a break notification for one open to `new_level` (posts to the holder's connection).
 using OplockBreakNotifier = std::function<void(uint8_t new_level)>;
+
+// Lease states are MS-SMB2 2.2.13.2.8's READ (1), HANDLE (2) and WRITE (4) caching bits.
+namespace lease_bits = protocol::lease_state;
+
+// A lease request of a CREATE (MS-SMB2 3.3.5.9.8 v1, 3.3.5.9.11 v2).
+struct LeaseRequest {
+    LeaseId id;
+    uint32_t state = 0;
+    uint8_t version = 1;
+    uint16_t epoch = 0;                        // v2
+    std::optional<protocol::Guid> parent_key;  // v2 ParentLeaseKey
+};
+// What the open's lease is after the request (the response's lease context).
+struct LeaseGrant {
+    uint32_t state = 0;
+    bool breaking = false;  // SMB2_LEASE_FLAG_BREAK_IN_PROGRESS
+    uint16_t epoch = 0;
+    uint8_t version = 1;
+    std::optional<protocol::Guid> parent_key;
+};
+// One Lease Break Notification (MS-SMB2 2.2.23.2, 3.3.4.7).
+struct LeaseBreak {
+    protocol::Guid key{};
+    uint8_t version = 1;
+    uint16_t new_epoch = 0;  // v2 only
+    uint32_t current_state = 0;
+    uint32_t new_state = 0;
+    bool ack_required = false;
+};
+using LeaseBreakNotifier = std::function<void(const LeaseBreak&)>;
 
 class FileTable {
   public:
@@ -148,8 +191,46 @@ class FileTable {
     void expire_breaks(const FileKey& key);
     // A write, truncate or byte-range lock through open `except` (MS-FSA 2.1.4.12, Operation
     // WRITE/SET_INFORMATION/LOCK): every other LEVEL_II oplock is broken to NONE, which needs
-    // no acknowledgment (MS-SMB2 3.3.4.6).
+    // no acknowledgment (MS-SMB2 3.3.4.6); READ caching leases of other lease keys break to
+    // NONE (acknowledged when they lose HANDLE caching too).
     void break_level2_oplocks(const FileKey& key, Token except);
+
+    // Leases --------------------------------------------------------------------------------
+    // The lease open `token` asks for (MS-SMB2 3.3.5.9.8, 3.3.5.9.11; MS-FSA 2.1.5.17.2): the
+    // open joins lease `req.id` (made here when new), and the lease is upgraded to what the
+    // file allows now: WRITE caching only when no open of another lease or without one has
+    // the file open, nothing while another open holds an exclusive oplock or WRITE lease, and
+    // never below what the lease holds. A lease that is breaking stays as it is and says so.
+    // InvalidParameter when the lease already belongs to another file. Directories get no
+    // lease (nullopt), as without SMB2_GLOBAL_CAP_DIRECTORY_LEASING.
+    Result<std::optional<LeaseGrant>> grant_lease(const FileKey& key, Token token,
+                                                  const LeaseRequest& req, bool is_directory,
+                                                  LeaseBreakNotifier notifier);
+    // A LEASE_BREAK acknowledgment (MS-SMB2 3.3.5.22.2): ObjectNameNotFound for an unknown
+    // lease, Unsuccessful when none of its breaks is in progress, RequestNotAccepted for a
+    // state the break did not offer; else the lease now holds `state` (returned). A later
+    // break that came while this one was in flight is sent now.
+    Result<uint32_t> acknowledge_lease_break(const LeaseId& id, uint32_t state);
+    // The state of lease `id` now (0 when unknown).
+    uint32_t lease_state(const LeaseId& id) const;
+
+    // Durable opens (MS-SMB2 3.3.5.9.6 ff.) ----------------------------------------------------
+    // Open `token` lost its connection but stays, durable: no break can reach it any more, so a
+    // break it would need runs `purge` instead (posted elsewhere; it closes the open, whose
+    // leaving the table lets the waiting opener go on), as Windows closes a disconnected
+    // durable handle whose oplock or lease is broken.
+    void disconnect(const FileKey& key, Token token, std::function<void()> purge);
+    // A reconnect re-bound open `token`: breaks reach it through the new notifiers again. Its
+    // oplock level and lease now (kLease with the lease in `lease`).
+    struct Held {
+        uint8_t oplock = oplock::kNone;
+        std::optional<LeaseGrant> lease;
+    };
+    Held reconnect(const FileKey& key, Token token, OplockBreakNotifier oplock_notifier,
+                   LeaseBreakNotifier lease_notifier);
+    // The oplock or lease open `token` holds (for granting durability, MS-SMB2 3.3.5.9.6).
+    Held held(const FileKey& key, Token token) const;
+    size_t lease_count() const;
 
     size_t open_count(const FileKey& key) const;
     size_t file_count() const;  // files with at least one open
@@ -164,6 +245,19 @@ class FileTable {
     void file_unlinked(const FileKey& key);
 
   private:
+    struct LeaseRecord {
+        LeaseId id;
+        FileKey file;
+        uint32_t state = 0;
+        bool breaking = false;     // Lease.Breaking
+        uint32_t breaking_to = 0;  // what the notification in flight offered
+        uint32_t pending_to = 0;   // what the file needs now (at most breaking_to)
+        uint16_t epoch = 0;
+        uint8_t version = 1;
+        std::optional<protocol::Guid> parent_key;
+        size_t opens = 0;
+        LeaseBreakNotifier notifier;  // of the lease's most recent open
+    };
     struct OpenRecord {
         Token token = 0;
         ShareMode mode;
@@ -172,6 +266,10 @@ class FileTable {
         bool breaking = false;                // Open.OplockState == Breaking
         uint8_t breaking_to = oplock::kNone;  // the level the break notification offered
         OplockBreakNotifier notifier;
+        std::shared_ptr<LeaseRecord> lease;
+        std::function<void()> purge;  // disconnected durable open (disconnect())
+        bool purging = false;         // purge() ran: the open leaves soon
+        bool breaking_any() const { return breaking || purging || (lease && lease->breaking); }
     };
     struct FileRecord {
         std::vector<OpenRecord> opens;
@@ -183,8 +281,19 @@ class FileTable {
     static void mark_delete_pending_locked(FileRecord& rec);
     Status check_locked(const FileKey& key, ShareMode mode) const;
     // Starts the breaks `intent` causes; true when the opener has to wait.
-    bool start_breaks_locked(FileRecord& rec, const OplockOpenIntent& intent);
+    bool start_breaks_locked(FileRecord& rec, const OplockOpenIntent& intent,
+                             bool sharing_violation);
+    bool start_lease_breaks_locked(FileRecord& rec, const OplockOpenIntent& intent,
+                                   bool sharing_violation);
     void set_oplock_locked(OpenRecord& o, uint8_t level);
+    void set_lease_state_locked(LeaseRecord& l, uint32_t state);
+    // Breaks lease `l` to `to` (a subset of what it holds); true when an acknowledgment is
+    // awaited.
+    bool break_lease_locked(LeaseRecord& l, uint32_t to);
+    void drop_lease_locked(OpenRecord& o);
+    // Closes the disconnected durable opens of lease `l`; true when there were any.
+    bool purge_lease_locked(FileRecord& rec, const LeaseRecord& l);
+    static LeaseGrant grant_of(const LeaseRecord& l);
     static void wake_if_resolved_locked(FileRecord& rec);
 
     mutable std::mutex mu_;
@@ -194,7 +303,9 @@ class FileTable {
     uint64_t next_listener_ = 1;
     // LEVEL_II oplocks granted and not yet broken, so that a WRITE on a server without any
     // (the common case) does not take the table lock.
+    // READ caching leases count too.
     std::atomic<size_t> level2_oplocks_{0};
+    std::unordered_map<LeaseId, std::shared_ptr<LeaseRecord>, LeaseIdHash> leases_;
     Token next_token_ = 1;
 };
 

@@ -88,6 +88,64 @@ bool OpenTable::any_of(const std::function<bool(const Open&)>& pred) {
     return false;
 }
 
+std::shared_ptr<Open> OpenTable::find_persistent(uint64_t persistent_id) {
+    std::lock_guard lk(mu_);
+    // Persistent ids are epoch + volatile id (insert()).
+    if ((persistent_id & ~0xFFFFFFFFull) != epoch_) return nullptr;
+    auto it = opens_.find(persistent_id - epoch_);
+    if (it == opens_.end() || it->second->id.persistent != persistent_id) return nullptr;
+    return it->second;
+}
+
+std::vector<std::shared_ptr<Open>> OpenTable::disconnect_durable(uint64_t session_id) {
+    std::vector<std::shared_ptr<Open>> out;
+    std::lock_guard lk(mu_);
+    for (auto& [vid, o] : opens_) {
+        if (o->session_id != session_id || !o->durable.version || o->local.pipe) continue;
+        uncount(*o);
+        o->session_id = 0;
+        o->connection_id = 0;
+        o->durable.disconnected = true;
+        ++o->durable.generation;
+        out.push_back(o);
+    }
+    return out;
+}
+
+bool OpenTable::reconnect(const std::shared_ptr<Open>& open, uint64_t session_id,
+                          std::shared_ptr<TreeConnect> tree, uint64_t connection_id) {
+    std::lock_guard lk(mu_);
+    auto it = opens_.find(open->id.volatile_);
+    if (it == opens_.end() || it->second != open || !open->durable.disconnected) return false;
+    open->durable.disconnected = false;
+    ++open->durable.generation;
+    open->session_id = session_id;
+    open->tree_id = tree->id;
+    open->tree = std::move(tree);
+    open->connection_id = connection_id;
+    ++per_session_[session_id];
+    return true;
+}
+
+std::shared_ptr<Open> OpenTable::remove_disconnected(uint64_t volatile_id, uint64_t generation) {
+    std::lock_guard lk(mu_);
+    auto it = opens_.find(volatile_id);
+    if (it == opens_.end() || !it->second->durable.disconnected ||
+        it->second->durable.generation != generation)
+        return nullptr;
+    auto o = std::move(it->second);
+    opens_.erase(it);
+    return o;
+}
+
+size_t OpenTable::disconnected_count() {
+    std::lock_guard lk(mu_);
+    size_t n = 0;
+    for (auto& [vid, o] : opens_)
+        n += o->durable.disconnected;
+    return n;
+}
+
 size_t OpenTable::size() {
     std::lock_guard lk(mu_);
     return opens_.size();

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -105,6 +106,23 @@ struct Open {
     uint32_t resiliency_timeout_ms = 0;
     std::array<uint8_t, 64> lock_sequence = make_empty_lock_sequence();
 
+    // Durability (MS-SMB2 3.3.1.10 Open.IsDurable, DurableOpenTimeout, DurableOwner, CreateGuid,
+    // Open.ClientGuid): a durable open outlives the loss of its connection, disconnected, for
+    // `timeout_ms`, and a CREATE with a reconnect context from the same user re-binds it. Set
+    // at CREATE before the open is published; `disconnected` and `generation` change under the
+    // OpenTable's lock (OpenTable::disconnect_durable / reconnect).
+    struct Durability {
+        uint8_t version = 0;  // 0: not durable; 1: DHnQ; 2: DH2Q
+        uint32_t timeout_ms = 0;
+        std::optional<protocol::Guid> create_guid;  // v2
+        std::string owner;                          // the session's domain\user
+        protocol::Guid client_guid{};
+        std::optional<protocol::Guid> lease_key;  // the open's lease, if any
+        bool disconnected = false;
+        uint64_t generation = 0;  // bumped by each disconnect and reconnect
+    };
+    Durability durable;
+
     LocalOpen local;
 
     Open();
@@ -134,6 +152,19 @@ class OpenTable {
     // All opens matching a predicate (teardown of a tree, session or connection).
     std::vector<std::shared_ptr<Open>> remove_if(const std::function<bool(const Open&)>& pred);
     bool any_of(const std::function<bool(const Open&)>& pred);
+    // A handle named by a client (MS-SMB2 3.3.5.9.7 / 3.3.5.9.12 reconnects): the open whose
+    // FileId.Persistent is `persistent_id`, connected or not.
+    std::shared_ptr<Open> find_persistent(uint64_t persistent_id);
+    // The durable opens of session `session_id` lose their session, tree and connection and
+    // stay in the table, disconnected (returned). Pipes are never durable.
+    std::vector<std::shared_ptr<Open>> disconnect_durable(uint64_t session_id);
+    // Binds disconnected open `open` to a new session, tree and connection; false when it is
+    // no longer disconnected (another reconnect won, or it expired).
+    bool reconnect(const std::shared_ptr<Open>& open, uint64_t session_id,
+                   std::shared_ptr<TreeConnect> tree, uint64_t connection_id);
+    // Removes `open` if it is still disconnected since disconnect number `generation`.
+    std::shared_ptr<Open> remove_disconnected(uint64_t volatile_id, uint64_t generation);
+    size_t disconnected_count();
     size_t size();
     // Opens of one session (the "max opens per session" limit), without a scan.
     size_t count_for_session(uint64_t session_id);

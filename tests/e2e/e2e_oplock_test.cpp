@@ -151,7 +151,7 @@ TEST_F(E2eOplock, CloseInsteadOfAcknowledgmentLetsTheWaitingOpenGo) {
     EXPECT_TRUE(b->close(body->file_id).ok());
 }
 
-TEST_F(E2eOplock, AttributeOnlyOpenDoesNotBreakAndLeaseRequestGetsNone) {
+TEST_F(E2eOplock, AttributeOnlyOpenDoesNotBreakAndLeaseRequestWithoutContextGetsNone) {
     auto a = login();
     auto ca = a->create(create_req("oplock-attr.dat", oplock_level::kBatch));
     ASSERT_TRUE(ca.ok());
@@ -166,7 +166,7 @@ TEST_F(E2eOplock, AttributeOnlyOpenDoesNotBreakAndLeaseRequestGetsNone) {
     EXPECT_FALSE(a->receive_raw(300ms).ok());  // no break was sent
     EXPECT_TRUE(b->close(cb.body.file_id).ok());
 
-    // No leases yet: a lease request is answered without any oplock.
+    // OplockLevel LEASE without a lease context asks for nothing (MS-SMB2 3.3.5.9.8).
     auto cl = b->create(create_req("oplock-lease.dat", oplock_level::kLease));
     ASSERT_TRUE(cl.ok());
     EXPECT_EQ(cl.body.oplock_level, oplock_level::kNone);

@@ -31,13 +31,13 @@ class OplockTest : public ::testing::Test {
     FileTable files;
     FileTable::Token open(uint32_t access = am::kFileReadData | am::kFileWriteData,
                           bool overwrite = false) {
-        OplockOpenIntent intent{access, overwrite};
+        OplockOpenIntent intent{access, overwrite, std::nullopt};
         auto t = files.add(kFile, ShareMode{access, kShareAll}, false, "f", &intent);
         EXPECT_TRUE(t.ok()) << status_name(t.status());
         return t.ok() ? *t : 0;
     }
     Status try_open(uint32_t access, bool overwrite = false) {
-        OplockOpenIntent intent{access, overwrite};
+        OplockOpenIntent intent{access, overwrite, std::nullopt};
         auto t = files.add(kFile, ShareMode{access, kShareAll}, false, "f", &intent);
         if (!t) return Error(t.status());
         return {};

@@ -1,0 +1,199 @@
+// Oplocks, leases and durable handles of CREATE (see create_caching.h).
+#include "server/handlers/create_caching.h"
+
+#include <algorithm>
+
+#include "protocol/negotiate.h"
+#include "server/connection_state.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/state/file_table.h"
+#include "server/vfs/metadata.h"
+
+namespace daxsmbd::server::handlers {
+
+using namespace protocol;
+
+namespace {
+
+// MS-SMB2 3.3.5.9.10: a DH2Q timeout of 0 gets the server's default; Windows and Samba keep a
+// disconnected durable handle 60 s by default and at most 300 s.
+constexpr uint32_t kDefaultDurableTimeoutMs = 60'000;
+constexpr uint32_t kMaxDurableTimeoutMs = 300'000;
+
+LeaseContext lease_response(const LeaseId& id, const LeaseGrant& g) {
+    LeaseContext c;
+    c.version = g.version;
+    c.lease_key = id.key;
+    c.lease_state = g.state;
+    c.flags = g.breaking ? lease_flags::kBreakInProgress : 0;
+    if (g.version == 2) {
+        c.epoch = g.epoch;
+        if (g.parent_key) {
+            c.parent_lease_key = *g.parent_key;
+            c.flags |= lease_flags::kParentLeaseKeySet;
+        }
+    }
+    return c;
+}
+
+// MS-SMB2 3.3.5.9.6 / 3.3.5.9.10: durability needs a batch oplock or HANDLE caching.
+bool may_be_durable(const FileTable::Held& h) {
+    if (h.oplock == oplock_level::kBatch) return true;
+    return h.lease && (h.lease->state & lease_state::kHandleCaching);
+}
+
+void grant_durability(RequestContext& ctx, const CreateContextRequests& c,
+                      const std::shared_ptr<Open>& open, const FileTable::Held& held,
+                      CreateGrants& grants) {
+    if ((!c.durable_v1 && !c.durable_v2) || open->local.is_directory || !may_be_durable(held))
+        return;
+    if (!ctx.server.config().global.durable_handles) return;
+    auto& d = open->durable;
+    d.owner = durable_owner(*ctx.session);
+    d.client_guid = ctx.conn.state.client_guid;
+    if (held.lease) d.lease_key = c.lease->lease_key;
+    if (c.durable_v2) {
+        d.version = 2;
+        d.create_guid = c.durable_v2->create_guid;
+        d.timeout_ms = c.durable_v2->timeout ? std::min(c.durable_v2->timeout, kMaxDurableTimeoutMs)
+                                             : kDefaultDurableTimeoutMs;
+        DurableHandleResponseV2 r;
+        r.timeout = d.timeout_ms;
+        r.flags = 0;  // never persistent: no share is continuously available
+        grants.durable_v2 = r;
+    } else {
+        d.version = 1;
+        d.timeout_ms = kDefaultDurableTimeoutMs;
+        grants.durable_v1 = true;
+    }
+}
+
+void fill_from(CreateResponse& r, const vfs::FileInfo& i) {
+    r.creation_time = i.creation_time;
+    r.last_access_time = i.last_access_time;
+    r.last_write_time = i.last_write_time;
+    r.change_time = i.change_time;
+    r.allocation_size = int64_t(i.allocation_size);
+    r.end_of_file = int64_t(i.end_of_file);
+    r.file_attributes = i.file_attributes;
+}
+
+// MS-SMB2 3.3.5.9.7 / 3.3.5.9.12: the checks that make a reconnect name a disconnected open.
+NtStatus check_reconnect(RequestContext& ctx, const CreateRequest& req,
+                         const CreateContextRequests& c, const std::shared_ptr<Open>& open) {
+    auto not_found = [&](const char* why) {
+        ctx.log().debug("durable reconnect refused: ", why);
+        return NtStatus::ObjectNameNotFound;
+    };
+    if (!open || !open->durable.version) return not_found("no durable open with that FileId");
+    const auto& d = open->durable;
+    if (c.reconnect_v2 && (d.version != 2 || d.create_guid != c.reconnect_v2->create_guid))
+        return not_found("CreateGuid differs");
+    if (c.reconnect_v1 && d.version != 1) return not_found("not a v1 durable open");
+    const bool lease_asked = req.requested_oplock_level == oplock_level::kLease && c.lease;
+    if (d.lease_key) {
+        if (!lease_asked || c.lease->lease_key != *d.lease_key)
+            return not_found("lease key differs");
+        if (d.client_guid != ctx.conn.state.client_guid) return not_found("ClientGuid differs");
+    } else if (lease_asked) {
+        return not_found("the open has no lease");
+    }
+    if (d.owner != durable_owner(*ctx.session)) {
+        ctx.log().info("user ", ctx.session->user,
+                       ": durable reconnect of another user's open "
+                       "refused");
+        return NtStatus::AccessDenied;
+    }
+    if (!open->tree || open->tree->share != ctx.tree->share)
+        return not_found("the open is on another share");
+    if (!d.disconnected) return not_found("the open is still connected");
+    return NtStatus::Success;
+}
+
+}  // namespace
+
+std::string durable_owner(const Session& s) {
+    return s.domain + "\\" + s.user;
+}
+
+std::optional<LeaseId> requested_lease(const RequestContext& ctx, const CreateRequest& req,
+                                       const CreateContextRequests& contexts) {
+    if (req.requested_oplock_level != oplock_level::kLease || !contexts.lease) return std::nullopt;
+    if (!(ctx.conn.state.server_capabilities & global_caps::kLeasing)) return std::nullopt;
+    return LeaseId{ctx.conn.state.client_guid, contexts.lease->lease_key};
+}
+
+Status grant_caching(RequestContext& ctx, const CreateRequest& req,
+                     const CreateContextRequests& contexts, const std::shared_ptr<Open>& open,
+                     uint8_t& level, CreateGrants& grants) {
+    level = oplock_level::kNone;
+    if (!open->local.file_registration) return {};
+    const auto& reg = *open->local.file_registration;
+    FileTable& files = reg.table();
+    if (auto id = requested_lease(ctx, req, contexts)) {
+        LeaseRequest lr;
+        lr.id = *id;
+        lr.state = contexts.lease->lease_state;
+        // A v2 context on a 2.1 connection is answered as v1 (MS-SMB2 3.3.5.9.11).
+        lr.version = contexts.lease->version == 2 && ctx.dialect() >= Dialect::Smb300 ? 2 : 1;
+        lr.epoch = contexts.lease->epoch;
+        if (lr.version == 2 && (contexts.lease->flags & lease_flags::kParentLeaseKeySet))
+            lr.parent_key = contexts.lease->parent_lease_key;
+        DAX_TRY(auto g, files.grant_lease(
+                            reg.key(), reg.token(), lr, open->local.is_directory,
+                            ctx.conn.lease_break_notifier(ctx.session_id, ctx.tree->encrypt_data)));
+        if (g) {
+            level = oplock_level::kLease;
+            grants.lease = lease_response(*id, *g);
+        }
+    } else if (req.requested_oplock_level != oplock_level::kNone &&
+               req.requested_oplock_level != oplock_level::kLease) {
+        level = files.grant_oplock(
+            reg.key(), reg.token(), req.requested_oplock_level, open->local.is_directory,
+            ctx.conn.oplock_break_notifier(ctx.session_id, open->id, ctx.tree->encrypt_data));
+    }
+    grant_durability(ctx, contexts, open, files.held(reg.key(), reg.token()), grants);
+    return {};
+}
+
+asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const CreateRequest& req,
+                                            const CreateContextRequests& c) {
+    const FileId fid = c.reconnect_v1 ? *c.reconnect_v1 : c.reconnect_v2->file_id;
+    auto open = ctx.server.opens.find_persistent(fid.persistent);
+    if (NtStatus st = check_reconnect(ctx, req, c, open); st != NtStatus::Success) co_return st;
+    if (!ctx.server.opens.reconnect(open, ctx.session_id, ctx.tree, ctx.conn.id))
+        co_return NtStatus::ObjectNameNotFound;  // lost a race with its expiry or another reconnect
+    CreateResponse resp;
+    CreateGrants grants;
+    if (const auto& reg = open->local.file_registration) {
+        auto held = reg->table().reconnect(
+            reg->key(), reg->token(),
+            ctx.conn.oplock_break_notifier(ctx.session_id, open->id, ctx.tree->encrypt_data),
+            ctx.conn.lease_break_notifier(ctx.session_id, ctx.tree->encrypt_data));
+        resp.oplock_level = held.oplock;
+        if (held.lease)
+            grants.lease = lease_response(
+                LeaseId{ctx.conn.state.client_guid, *open->durable.lease_key}, *held.lease);
+    }
+    if (open->durable.version == 2) {
+        DurableHandleResponseV2 r;
+        r.timeout = open->durable.timeout_ms;
+        grants.durable_v2 = r;
+    } else {
+        grants.durable_v1 = true;
+    }
+    const int fd = open->local.fd;
+    auto info = co_await ctx.blocking([fd] { return vfs::query_info(fd); });
+    if (info) fill_from(resp, *info);
+    resp.create_action = create_action::kOpened;
+    resp.file_id = open->id;
+    resp.contexts = encode_create_response_contexts({}, 0, info ? *info : vfs::FileInfo{}, grants);
+    resp.serialize(ctx.body());
+    ctx.created_file_id = open->id;
+    ctx.log().info("user ", ctx.session->user, ": durable handle '", open->local.path,
+                   "' reconnected (v", int(open->durable.version), ")");
+    co_return NtStatus::Success;
+}
+
+}  // namespace daxsmbd::server::handlers

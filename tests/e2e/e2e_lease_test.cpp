@@ -1,0 +1,286 @@
+// End-to-end leases and durable handles through daxsmbd's own client: lease grants and breaks
+// between clients (MS-SMB2 3.3.5.9.8, 3.3.4.7), lease break acknowledgments (3.3.5.22.2),
+// durable handles kept across a lost connection and re-bound by a reconnect (3.3.5.9.7,
+// 3.3.5.9.12), purged by a conflicting open, and expired on time.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "protocol/access_mask.h"
+#include "protocol/create.h"
+#include "protocol/create_contexts.h"
+#include "protocol/oplock_break.h"
+#include "protocol/read.h"
+#include "protocol/write.h"
+#include "server/server.h"
+#include "tests/client/smb2_client.h"
+#include "tests/client/test_server.h"
+
+namespace daxsmbd::client {
+namespace {
+
+using namespace protocol;
+namespace am = protocol::access_mask;
+namespace ls = protocol::lease_state;
+using namespace std::chrono_literals;
+
+constexpr uint32_t kRw = am::kFileGenericRead | am::kFileGenericWrite;
+constexpr uint32_t kRwh = ls::kReadCaching | ls::kWriteCaching | ls::kHandleCaching;
+constexpr uint32_t kRh = ls::kReadCaching | ls::kHandleCaching;
+
+Guid guid(uint8_t b) {
+    Guid g{};
+    g.fill(std::byte{b});
+    return g;
+}
+
+class E2eLease : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() { server_ = new TestServer(); }
+    static void TearDownTestSuite() {
+        delete server_;
+        server_ = nullptr;
+    }
+    void SetUp() override { ASSERT_TRUE(server_->ok()) << server_->error(); }
+
+    static std::unique_ptr<Smb2Client> login(uint8_t client_guid) {
+        ClientOptions o;
+        o.client_guid = guid(client_guid);
+        auto c = std::make_unique<Smb2Client>(o);
+        EXPECT_TRUE(c->connect("127.0.0.1", server_->port()));
+        EXPECT_TRUE(c->negotiate().ok());
+        EXPECT_TRUE(c->session_setup("alice", "pw").ok());
+        EXPECT_TRUE(c->tree_connect("data").ok());
+        return c;
+    }
+
+    static CreateRequest lease_req(const std::string& name, uint8_t key, uint32_t state,
+                                   uint8_t version = 2) {
+        CreateRequest r;
+        r.name = name;
+        r.requested_oplock_level = oplock_level::kLease;
+        r.desired_access = kRw;
+        r.share_access = share_access::kAll;
+        r.create_disposition = create_disposition::kOpenIf;
+        LeaseContext l;
+        l.version = version;
+        l.lease_key = guid(key);
+        l.lease_state = state;
+        r.contexts.add(l);
+        return r;
+    }
+
+    static std::optional<LeaseContext> lease_of(const CreateResponse& r) {
+        const CreateContext* c = r.contexts.find(Bytes(create_context_name::kRequestLease));
+        if (!c) return std::nullopt;
+        auto l = LeaseContext::decode(c->data);
+        if (!l) return std::nullopt;
+        return *l;
+    }
+
+    static LeaseBreakNotification expect_lease_break(Smb2Client& c) {
+        auto frame = c.receive_raw(5000ms);
+        EXPECT_TRUE(frame.ok()) << "no lease break notification";
+        if (!frame) return {};
+        auto h = Header::parse(*frame);
+        EXPECT_TRUE(h.ok());
+        EXPECT_EQ(h->command, Command::OplockBreak);
+        EXPECT_EQ(h->message_id, ~uint64_t(0));
+        auto n = LeaseBreakNotification::parse(*frame);
+        EXPECT_TRUE(n.ok());
+        return n.ok() ? *n : LeaseBreakNotification{};
+    }
+
+    static size_t open_count() { return server_->server().opens.size(); }
+
+    static TestServer* server_;
+};
+TestServer* E2eLease::server_ = nullptr;
+
+TEST_F(E2eLease, SecondClientBreaksWriteCachingAndWaitsForTheAcknowledgment) {
+    auto a = login(1);
+    auto b = login(2);
+    auto ca = a->create(lease_req("lease-break.dat", 0x11, kRwh));
+    ASSERT_TRUE(ca.ok()) << status_name(ca.status);
+    EXPECT_EQ(ca.body.oplock_level, oplock_level::kLease);
+    auto la = lease_of(ca.body);
+    ASSERT_TRUE(la);
+    EXPECT_EQ(la->version, 2);
+    EXPECT_EQ(la->lease_state, kRwh);
+    EXPECT_EQ(la->lease_key, guid(0x11));
+
+    // The same lease key on a second handle of the same client breaks nothing.
+    auto ca2 = a->create(lease_req("lease-break.dat", 0x11, kRwh));
+    ASSERT_TRUE(ca2.ok());
+    EXPECT_EQ(lease_of(ca2.body)->lease_state, kRwh);
+    EXPECT_FALSE(a->receive_raw(200ms).ok());
+
+    // Another client's open takes WRITE caching away and waits for A's acknowledgment.
+    auto mid = b->send(Command::Create, lease_req("lease-break.dat", 0x22, kRwh));
+    ASSERT_TRUE(mid.ok());
+    auto n = expect_lease_break(*a);
+    EXPECT_EQ(n.lease_key, guid(0x11));
+    EXPECT_EQ(n.current_lease_state, kRwh);
+    EXPECT_EQ(n.new_lease_state, kRh);
+    EXPECT_EQ(n.flags, lease_break::kFlagAckRequired);
+    EXPECT_EQ(n.new_epoch, la->epoch + 1);
+
+    // A state the break did not offer is refused; the offered one is taken.
+    LeaseBreakAcknowledgment ack;
+    ack.lease_key = guid(0x11);
+    ack.lease_state = kRwh;
+    EXPECT_EQ(a->call(Command::OplockBreak, ack).status, NtStatus::RequestNotAccepted);
+    ack.lease_state = kRh;
+    auto r = a->call(Command::OplockBreak, ack);
+    ASSERT_TRUE(r.ok()) << status_name(r.status);
+    auto resp = LeaseBreakResponse::parse(r.msg);
+    ASSERT_TRUE(resp.ok());
+    EXPECT_EQ(resp->lease_state, kRh);
+    // No break is in progress any more.
+    EXPECT_EQ(a->call(Command::OplockBreak, ack).status, NtStatus::Unsuccessful);
+
+    auto cb = b->wait_reply(*mid);
+    ASSERT_TRUE(cb.ok()) << status_name(cb.status);
+    auto body = CreateResponse::parse(cb.msg);
+    ASSERT_TRUE(body.ok());
+    EXPECT_EQ(body->oplock_level, oplock_level::kLease);
+    EXPECT_EQ(lease_of(*body)->lease_state, kRh);
+
+    // B writes: A's READ caching goes; HANDLE caching goes with it, so A must acknowledge.
+    WriteRequest w;
+    w.file_id = body->file_id;
+    std::string text = "written by b";
+    w.data = as_bytes(text);
+    CallOptions co;
+    co.payload = text.size();
+    ASSERT_TRUE(b->call(Command::Write, w, co).ok());
+    auto n2 = expect_lease_break(*a);
+    EXPECT_EQ(n2.current_lease_state, kRh);
+    EXPECT_EQ(n2.new_lease_state, 0u);
+
+    // A lease key names one file.
+    auto other = a->create(lease_req("lease-other.dat", 0x11, kRwh));
+    EXPECT_EQ(other.status, NtStatus::InvalidParameter);
+
+    EXPECT_TRUE(a->close(ca.body.file_id).ok());
+    EXPECT_TRUE(a->close(ca2.body.file_id).ok());
+    EXPECT_TRUE(b->close(body->file_id).ok());
+    // An unknown lease (its last open closed) is not found.
+    ack.lease_state = 0;
+    EXPECT_EQ(a->call(Command::OplockBreak, ack).status, NtStatus::ObjectNameNotFound);
+}
+
+CreateRequest with_durable_v2(CreateRequest r, uint8_t create_guid, uint32_t timeout_ms) {
+    DurableHandleRequestV2 d;
+    d.create_guid = guid(create_guid);
+    d.timeout = timeout_ms;
+    r.contexts.add(d);
+    return r;
+}
+
+CreateRequest with_reconnect_v2(CreateRequest r, FileId fid, uint8_t create_guid) {
+    DurableHandleReconnectV2 d;
+    d.file_id = fid;
+    d.create_guid = guid(create_guid);
+    r.contexts.add(d);
+    return r;
+}
+
+TEST_F(E2eLease, DurableV2HandleSurvivesALostConnectionAndIsReconnected) {
+    const size_t before = open_count();
+    auto a = login(3);
+    auto ca = a->create(with_durable_v2(lease_req("durable.dat", 0x33, kRwh), 0x44, 0));
+    ASSERT_TRUE(ca.ok()) << status_name(ca.status);
+    const CreateContext* dr =
+        ca.body.contexts.find(Bytes(create_context_name::kDurableHandleRequestV2));
+    ASSERT_NE(dr, nullptr);
+    auto dresp = DurableHandleResponseV2::decode(dr->data);
+    ASSERT_TRUE(dresp.ok());
+    EXPECT_EQ(dresp->timeout, 60000u);  // the default for a timeout of 0
+    std::string text = "kept across the reconnect";
+    ASSERT_TRUE(a->write(ca.body.file_id, 0, as_bytes(text)).ok());
+
+    a->disconnect();  // the TCP connection is lost, not logged off
+    for (int i = 0; i < 100 && server_->server().opens.disconnected_count() == 0; ++i)
+        std::this_thread::sleep_for(20ms);
+    ASSERT_EQ(server_->server().opens.disconnected_count(), 1u);
+
+    auto a2 = login(3);
+    // A wrong CreateGuid names nothing.
+    auto bad =
+        a2->create(with_reconnect_v2(lease_req("durable.dat", 0x33, kRwh), ca.body.file_id, 0x45));
+    EXPECT_EQ(bad.status, NtStatus::ObjectNameNotFound);
+    auto re =
+        a2->create(with_reconnect_v2(lease_req("durable.dat", 0x33, kRwh), ca.body.file_id, 0x44));
+    ASSERT_TRUE(re.ok()) << status_name(re.status);
+    EXPECT_EQ(re.body.file_id, ca.body.file_id);
+    EXPECT_EQ(re.body.oplock_level, oplock_level::kLease);
+    EXPECT_EQ(lease_of(re.body)->lease_state, kRwh);
+    EXPECT_EQ(server_->server().opens.disconnected_count(), 0u);
+    // A second reconnect of the now connected handle fails.
+    auto again =
+        a2->create(with_reconnect_v2(lease_req("durable.dat", 0x33, kRwh), ca.body.file_id, 0x44));
+    EXPECT_EQ(again.status, NtStatus::ObjectNameNotFound);
+
+    auto rr = a2->read(re.body.file_id, 0, 64);
+    ASSERT_TRUE(rr.ok()) << status_name(rr.status);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(rr.body.data.data()), rr.body.data.size()),
+              text);
+    EXPECT_TRUE(a2->close(re.body.file_id).ok());
+    EXPECT_EQ(open_count(), before);
+}
+
+TEST_F(E2eLease, DisconnectedDurableHandleIsClosedByAConflictingOpenAndByItsTimeout) {
+    const size_t before = open_count();
+    // v1 with a batch oplock: another client's overwrite would have to break it, so the
+    // disconnected handle is closed and the open goes on.
+    auto a = login(5);
+    CreateRequest r;
+    r.name = "durable-v1.dat";
+    r.requested_oplock_level = oplock_level::kBatch;
+    r.desired_access = kRw;
+    r.share_access = share_access::kRead;  // denies other writers while it lives
+    r.create_disposition = create_disposition::kOpenIf;
+    r.contexts.add(DurableHandleRequest{});
+    auto ca = a->create(r);
+    ASSERT_TRUE(ca.ok()) << status_name(ca.status);
+    EXPECT_EQ(ca.body.oplock_level, oplock_level::kBatch);
+    EXPECT_NE(ca.body.contexts.find(Bytes(create_context_name::kDurableHandleRequest)), nullptr);
+    a->disconnect();
+    for (int i = 0; i < 100 && server_->server().opens.disconnected_count() == 0; ++i)
+        std::this_thread::sleep_for(20ms);
+    ASSERT_EQ(server_->server().opens.disconnected_count(), 1u);
+
+    auto b = login(6);
+    auto cb = b->open("durable-v1.dat", kRw, create_disposition::kOverwriteIf);
+    ASSERT_TRUE(cb.ok()) << status_name(cb.status);
+    EXPECT_TRUE(b->close(cb.body.file_id).ok());
+    auto a2 = login(5);
+    CreateRequest rc = r;
+    rc.contexts = {};
+    DurableHandleReconnect dc;
+    dc.file_id = ca.body.file_id;
+    rc.contexts.add(dc);
+    EXPECT_EQ(a2->create(rc).status, NtStatus::ObjectNameNotFound);
+
+    // v2 with a 300 ms timeout: gone after it.
+    auto c = login(7);
+    auto cc = c->create(with_durable_v2(lease_req("durable-expiry.dat", 0x77, kRwh), 0x78, 300));
+    ASSERT_TRUE(cc.ok());
+    c->disconnect();
+    for (int i = 0; i < 200 && open_count() != before; ++i)
+        std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(open_count(), before);
+    auto c2 = login(7);
+    EXPECT_EQ(c2->create(with_reconnect_v2(lease_req("durable-expiry.dat", 0x77, kRwh),
+                                           cc.body.file_id, 0x78))
+                  .status,
+              NtStatus::ObjectNameNotFound);
+    EXPECT_EQ(server_->server().files.lease_count(), 0u);
+}
+
+}  // namespace
+}  // namespace daxsmbd::client
