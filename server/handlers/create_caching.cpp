@@ -80,8 +80,8 @@ void fill_from(CreateResponse& r, const vfs::FileInfo& i) {
 }
 
 // MS-SMB2 3.3.5.9.7 / 3.3.5.9.12: the checks that make a reconnect name a disconnected open.
-NtStatus check_reconnect(RequestContext& ctx, const CreateRequest& req,
-                         const CreateContextRequests& c, const std::shared_ptr<Open>& open) {
+NtStatus check_reconnect(RequestContext& ctx, const CreateContextRequests& c,
+                         const std::shared_ptr<Open>& open) {
     auto not_found = [&](const char* why) {
         ctx.log().debug("durable reconnect refused: ", why);
         return NtStatus::ObjectNameNotFound;
@@ -91,7 +91,8 @@ NtStatus check_reconnect(RequestContext& ctx, const CreateRequest& req,
     if (c.reconnect_v2 && (d.version != 2 || d.create_guid != c.reconnect_v2->create_guid))
         return not_found("CreateGuid differs");
     if (c.reconnect_v1 && d.version != 1) return not_found("not a v1 durable open");
-    const bool lease_asked = req.requested_oplock_level == oplock_level::kLease && c.lease;
+    // A reconnect is matched by its lease context whatever its OplockLevel says.
+    const bool lease_asked = c.lease.has_value();
     if (d.lease_key) {
         if (!lease_asked || c.lease->lease_key != *d.lease_key)
             return not_found("lease key differs");
@@ -157,11 +158,11 @@ Status grant_caching(RequestContext& ctx, const CreateRequest& req,
     return {};
 }
 
-asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const CreateRequest& req,
+asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const CreateRequest& /*req*/,
                                             const CreateContextRequests& c) {
     const FileId fid = c.reconnect_v1 ? *c.reconnect_v1 : c.reconnect_v2->file_id;
     auto open = ctx.server.opens.find_persistent(fid.persistent);
-    if (NtStatus st = check_reconnect(ctx, req, c, open); st != NtStatus::Success) co_return st;
+    if (NtStatus st = check_reconnect(ctx, c, open); st != NtStatus::Success) co_return st;
     if (!ctx.server.opens.reconnect(open, ctx.session_id, ctx.tree, ctx.conn.id))
         co_return NtStatus::ObjectNameNotFound;  // lost a race with its expiry or another reconnect
     CreateResponse resp;
@@ -176,13 +177,8 @@ asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const CreateReq
             grants.lease = lease_response(
                 LeaseId{ctx.conn.state.client_guid, *open->durable.lease_key}, *held.lease);
     }
-    if (open->durable.version == 2) {
-        DurableHandleResponseV2 r;
-        r.timeout = open->durable.timeout_ms;
-        grants.durable_v2 = r;
-    } else {
-        grants.durable_v1 = true;
-    }
+    // No durable response context on a reconnect: Windows and Samba send none (smbtorture
+    // smb2.durable-v2-open.reopen2 checks it).
     const int fd = open->local.fd;
     auto info = co_await ctx.blocking([fd] { return vfs::query_info(fd); });
     if (info) fill_from(resp, *info);

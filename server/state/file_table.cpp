@@ -242,7 +242,11 @@ Result<std::optional<LeaseGrant>> FileTable::grant_lease(const FileKey& key, Tok
         uint32_t allowed = want;
         for (const auto& o : it->second.opens) {
             if (o.token == token || o.lease == l) continue;
-            allowed &= ~lease_bits::kWriteCaching;
+            // Opens that touch no data (stat opens) leave WRITE caching possible.
+            if (o.mode.access & kSharingRights) allowed &= ~lease_bits::kWriteCaching;
+            // Next to an oplock, a lease gets READ caching only (Windows; smbtorture
+            // smb2.lease.oplock).
+            if (o.oplock != oplock::kNone) allowed &= lease_bits::kReadCaching;
             if (o.breaking || o.oplock == oplock::kBatch || o.oplock == oplock::kExclusive ||
                 (o.lease && (o.lease->state & lease_bits::kWriteCaching)))
                 allowed = 0;
@@ -409,6 +413,9 @@ uint8_t FileTable::grant_oplock(const FileKey& key, Token token, uint8_t request
         if (o.breaking_any() || o.oplock == oplock::kBatch || o.oplock == oplock::kExclusive ||
             (o.lease && (o.lease->state & lease_bits::kWriteCaching)))
             other_exclusive = true;
+        // An oplock next to a HANDLE caching lease is not granted (Windows; smbtorture
+        // smb2.lease.oplock).
+        if (o.lease && (o.lease->state & lease_bits::kHandleCaching)) other_exclusive = true;
     }
     if (!self) return oplock::kNone;
     // MS-FSA 2.1.5.17.2: BATCH and EXCLUSIVE only for the stream's only open; LEVEL_II (also

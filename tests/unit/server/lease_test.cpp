@@ -1,0 +1,177 @@
+// Leases in the FileTable (MS-SMB2 3.3.5.9.8, 3.3.4.7, 3.3.5.22.2; MS-FSA 2.1.4.12 as Windows
+// applies it to leases): grants by what other opens allow, breaks by opens of other lease keys,
+// by sharing violations, overwrites and writes, acknowledgments, and disconnected durable opens
+// purged instead of broken.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "protocol/access_mask.h"
+#include "protocol/create.h"
+#include "server/state/file_table.h"
+
+namespace daxsmbd::server {
+namespace {
+
+namespace am = protocol::access_mask;
+namespace sa = protocol::share_access;
+namespace lb = lease_bits;
+
+constexpr uint32_t kShareAll = sa::kRead | sa::kWrite | sa::kDelete;
+constexpr uint32_t kRw = am::kFileReadData | am::kFileWriteData;
+constexpr uint32_t kR = lb::kReadCaching;
+constexpr uint32_t kRh = lb::kReadCaching | lb::kHandleCaching;
+constexpr uint32_t kRwh = lb::kReadCaching | lb::kHandleCaching | lb::kWriteCaching;
+const FileKey kFile{1, 7};
+
+LeaseId lease_id(uint8_t client, uint8_t key) {
+    LeaseId id;
+    id.client_guid.fill(std::byte{client});
+    id.key.fill(std::byte{key});
+    return id;
+}
+
+struct LeaseHolder {
+    std::vector<LeaseBreak> breaks;
+    LeaseBreakNotifier notifier() {
+        return [this](const LeaseBreak& b) { breaks.push_back(b); };
+    }
+};
+
+class LeaseTest : public ::testing::Test {
+  protected:
+    FileTable files;
+
+    Result<FileTable::Token> try_open(std::optional<LeaseId> lease, uint32_t access = kRw,
+                                      uint32_t share = kShareAll, bool overwrite = false) {
+        OplockOpenIntent intent{access, overwrite, lease};
+        return files.add(kFile, ShareMode{access, share}, false, "f", &intent);
+    }
+    FileTable::Token open_with(const LeaseId& id, uint32_t state, LeaseHolder& h, uint32_t* granted,
+                               uint32_t share = kShareAll) {
+        auto t = try_open(id, kRw, share);
+        EXPECT_TRUE(t.ok()) << status_name(t.status());
+        if (!t) return 0;
+        LeaseRequest req;
+        req.id = id;
+        req.state = state;
+        req.version = 2;
+        auto g = files.grant_lease(kFile, *t, req, false, h.notifier());
+        EXPECT_TRUE(g.ok());
+        EXPECT_TRUE(g.ok() && g->has_value());
+        if (g.ok() && g->has_value()) *granted = (*g)->state;
+        return *t;
+    }
+};
+
+TEST_F(LeaseTest, SoleOpenGetsWhatItAsksAndInvalidStatesGetNothing) {
+    LeaseHolder h;
+    uint32_t got = 0;
+    auto t = open_with(lease_id(1, 1), kRwh, h, &got);
+    EXPECT_EQ(got, kRwh);
+    files.remove(kFile, t, {});
+    EXPECT_EQ(files.lease_count(), 0u);
+    // HANDLE or WRITE caching without READ caching is no lease state.
+    open_with(lease_id(1, 2), lb::kHandleCaching | lb::kWriteCaching, h, &got);
+    EXPECT_EQ(got, 0u);
+}
+
+TEST_F(LeaseTest, OtherLeaseKeyBreaksWriteCachingAndWaitsForTheAcknowledgment) {
+    LeaseHolder a, b;
+    uint32_t got = 0;
+    open_with(lease_id(1, 1), kRwh, a, &got);
+    ASSERT_EQ(got, kRwh);
+    // The same lease key breaks nothing.
+    auto same = try_open(lease_id(1, 1));
+    ASSERT_TRUE(same.ok());
+    EXPECT_TRUE(a.breaks.empty());
+    // Another key: WRITE caching goes, acknowledged; the opener waits.
+    EXPECT_EQ(try_open(lease_id(2, 2)).status(), NtStatus::OplockBreakInProgress);
+    ASSERT_EQ(a.breaks.size(), 1u);
+    EXPECT_EQ(a.breaks[0].current_state, kRwh);
+    EXPECT_EQ(a.breaks[0].new_state, kRh);
+    EXPECT_TRUE(a.breaks[0].ack_required);
+    bool woken = false;
+    EXPECT_TRUE(files.when_breaks_resolved(kFile, [&] { woken = true; }));
+    EXPECT_EQ(files.acknowledge_lease_break(lease_id(1, 1), kRwh).status(),
+              NtStatus::RequestNotAccepted);
+    auto acked = files.acknowledge_lease_break(lease_id(1, 1), kRh);
+    ASSERT_TRUE(acked.ok());
+    EXPECT_TRUE(woken);
+    EXPECT_EQ(files.acknowledge_lease_break(lease_id(1, 1), kRh).status(), NtStatus::Unsuccessful);
+    EXPECT_EQ(files.acknowledge_lease_break(lease_id(9, 9), 0).status(),
+              NtStatus::ObjectNameNotFound);
+    // The retry gets in, and its lease shares READ and HANDLE caching.
+    open_with(lease_id(2, 2), kRwh, b, &got);
+    EXPECT_EQ(got, kRh);
+    EXPECT_EQ(files.lease_state(lease_id(1, 1)), kRh);
+}
+
+TEST_F(LeaseTest, SharingViolationBreaksHandleCachingSoTheHolderMayClose) {
+    LeaseHolder a;
+    uint32_t got = 0;
+    // A denies writers: a writer's open is a sharing violation, so HANDLE caching breaks too.
+    auto t = open_with(lease_id(1, 1), kRh, a, &got, sa::kRead);
+    ASSERT_EQ(got, kRh);
+    EXPECT_EQ(try_open(std::nullopt).status(), NtStatus::OplockBreakInProgress);
+    ASSERT_EQ(a.breaks.size(), 1u);
+    EXPECT_EQ(a.breaks[0].new_state, kR);
+    ASSERT_TRUE(files.acknowledge_lease_break(lease_id(1, 1), kR).ok());
+    // Still open: now the plain sharing violation.
+    EXPECT_EQ(try_open(std::nullopt).status(), NtStatus::SharingViolation);
+    files.remove(kFile, t, {});
+    EXPECT_TRUE(try_open(std::nullopt).ok());
+}
+
+TEST_F(LeaseTest, WriteBreaksReadCachingOfOtherKeysAndOverwriteBreaksEverything) {
+    LeaseHolder a, b;
+    uint32_t got = 0;
+    open_with(lease_id(1, 1), kR, a, &got);
+    auto tb = open_with(lease_id(2, 2), kRh, b, &got);
+    ASSERT_EQ(got, kRh);
+    files.break_level2_oplocks(kFile, tb);
+    ASSERT_EQ(a.breaks.size(), 1u);
+    EXPECT_EQ(a.breaks[0].new_state, 0u);
+    EXPECT_FALSE(a.breaks[0].ack_required);  // from READ caching alone
+    EXPECT_TRUE(b.breaks.empty());           // the writer's own lease stays
+    // An overwrite by a third open takes READ and HANDLE caching from B; it only waits for
+    // WRITE caching (or HANDLE caching on a sharing violation), so it goes on at once.
+    EXPECT_TRUE(try_open(std::nullopt, kRw, kShareAll, true).ok());
+    ASSERT_EQ(b.breaks.size(), 1u);
+    EXPECT_EQ(b.breaks[0].new_state, 0u);
+    EXPECT_TRUE(b.breaks[0].ack_required);
+}
+
+TEST_F(LeaseTest, BreakOfADisconnectedDurableOpenPurgesIt) {
+    LeaseHolder a;
+    uint32_t got = 0;
+    auto t = open_with(lease_id(1, 1), kRwh, a, &got);
+    int purged = 0;
+    files.disconnect(kFile, t, [&] { ++purged; });
+    EXPECT_EQ(try_open(lease_id(2, 2)).status(), NtStatus::OplockBreakInProgress);
+    EXPECT_EQ(purged, 1);
+    EXPECT_TRUE(a.breaks.empty());  // nobody to tell
+    bool woken = false;
+    EXPECT_TRUE(files.when_breaks_resolved(kFile, [&] { woken = true; }));
+    files.remove(kFile, t, {});  // what the purge does, posted elsewhere
+    EXPECT_TRUE(woken);
+    EXPECT_TRUE(try_open(lease_id(2, 2)).ok());
+}
+
+TEST_F(LeaseTest, LeaseKeyOnAnotherFileIsRefused) {
+    LeaseHolder a;
+    uint32_t got = 0;
+    open_with(lease_id(1, 1), kRwh, a, &got);
+    const FileKey other{1, 8};
+    OplockOpenIntent intent{kRw, false, lease_id(1, 1)};
+    auto t = files.add(other, ShareMode{kRw, kShareAll}, false, "g", &intent);
+    ASSERT_TRUE(t.ok());
+    LeaseRequest req;
+    req.id = lease_id(1, 1);
+    req.state = kRwh;
+    EXPECT_EQ(files.grant_lease(other, *t, req, false, a.notifier()).status(),
+              NtStatus::InvalidParameter);
+}
+
+}  // namespace
+}  // namespace daxsmbd::server
