@@ -732,8 +732,11 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     auto contexts = decode_create_contexts(req->contexts);
     if (!contexts) co_return contexts.status();
     if (contexts->reconnect()) co_return co_await reconnect_durable(ctx, *req, *contexts);
+    if (auto replayed = replayed_create(ctx, *contexts))
+        co_return co_await respond_replayed(ctx, replayed);
     CreateParams p = create_params(ctx, *req, *share, *contexts);
     p.lease = requested_lease(ctx, *req, *contexts);
+    close_earlier_app_instance(ctx, *contexts, req->name);
 
     if (auto st = validate_create(p); !st) co_return create_refused(ctx, p, *share, st.status());
     // MS-SMB2 3.3.5.9.4: no snapshot exists for any timestamp (no previous versions served).

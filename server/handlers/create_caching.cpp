@@ -2,6 +2,7 @@
 #include "server/handlers/create_caching.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "protocol/negotiate.h"
 #include "server/connection_state.h"
@@ -112,7 +113,45 @@ NtStatus check_reconnect(RequestContext& ctx, const CreateContextRequests& c,
     return NtStatus::Success;
 }
 
+// The response to a CREATE that names an existing open (reconnect, replay): its times and
+// sizes now, action OPENED, its FileId.
+asio::awaitable<void> respond_existing(RequestContext& ctx, const std::shared_ptr<Open>& open,
+                                       CreateResponse resp, const CreateGrants& grants) {
+    const int fd = open->local.fd;
+    auto info = co_await ctx.blocking([fd] { return vfs::query_info(fd); });
+    if (info) fill_from(resp, *info);
+    resp.create_action = create_action::kOpened;
+    resp.file_id = open->id;
+    resp.contexts = encode_create_response_contexts({}, 0, info ? *info : vfs::FileInfo{}, grants);
+    resp.serialize(ctx.body());
+    ctx.created_file_id = open->id;
+}
+
 }  // namespace
+
+size_t close_earlier_app_instance(RequestContext& ctx, const CreateContextRequests& contexts,
+                                  std::string_view name) {
+    if (!contexts.app_instance_id) return 0;
+    std::string wanted(name);
+    std::replace(wanted.begin(), wanted.end(), '\\', '/');
+    auto same_name = [&](const std::string& path) {
+        return path.size() == wanted.size() &&
+               std::equal(path.begin(), path.end(), wanted.begin(), [](char a, char b) {
+                   return std::tolower(static_cast<unsigned char>(a)) ==
+                          std::tolower(static_cast<unsigned char>(b));
+               });
+    };
+    const auto share = ctx.tree->share;
+    auto closed = ctx.server.opens.remove_if([&](const Open& o) {
+        return o.durable.app_instance_id == contexts.app_instance_id && o.tree &&
+               o.tree->share == share && same_name(o.local.path);
+    });
+    for (const auto& o : closed)
+        ctx.log().info("open of '", o->local.path,
+                       "' closed: a new instance of its application "
+                       "opened it");
+    return closed.size();
+}
 
 std::string durable_owner(const Session& s) {
     return s.domain + "\\" + s.user;
@@ -154,6 +193,7 @@ Status grant_caching(RequestContext& ctx, const CreateRequest& req,
             reg.key(), reg.token(), req.requested_oplock_level, open->local.is_directory,
             ctx.conn.oplock_break_notifier(ctx.session_id, open->id, ctx.tree->encrypt_data));
     }
+    open->durable.app_instance_id = contexts.app_instance_id;
     grant_durability(ctx, contexts, open, files.held(reg.key(), reg.token()), grants);
     return {};
 }
@@ -166,6 +206,8 @@ asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const CreateReq
     if (!ctx.server.opens.reconnect(open, ctx.session_id, ctx.tree, ctx.conn.id))
         co_return NtStatus::ObjectNameNotFound;  // lost a race with its expiry or another reconnect
     CreateResponse resp;
+    // No durable response context on a reconnect: Windows and Samba send none (smbtorture
+    // smb2.durable-v2-open.reopen2 checks it).
     CreateGrants grants;
     if (const auto& reg = open->local.file_registration) {
         auto held = reg->table().reconnect(
@@ -177,18 +219,42 @@ asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const CreateReq
             grants.lease = lease_response(
                 LeaseId{ctx.conn.state.client_guid, *open->durable.lease_key}, *held.lease);
     }
-    // No durable response context on a reconnect: Windows and Samba send none (smbtorture
-    // smb2.durable-v2-open.reopen2 checks it).
-    const int fd = open->local.fd;
-    auto info = co_await ctx.blocking([fd] { return vfs::query_info(fd); });
-    if (info) fill_from(resp, *info);
-    resp.create_action = create_action::kOpened;
-    resp.file_id = open->id;
-    resp.contexts = encode_create_response_contexts({}, 0, info ? *info : vfs::FileInfo{}, grants);
-    resp.serialize(ctx.body());
-    ctx.created_file_id = open->id;
+    co_await respond_existing(ctx, open, std::move(resp), grants);
     ctx.log().info("user ", ctx.session->user, ": durable handle '", open->local.path,
                    "' reconnected (v", int(open->durable.version), ")");
+    co_return NtStatus::Success;
+}
+
+std::shared_ptr<Open> replayed_create(RequestContext& ctx, const CreateContextRequests& c) {
+    // MS-SMB2 3.3.5.9.10: a replayed DH2Q (SMB2_FLAGS_REPLAY_OPERATION) whose CreateGuid names
+    // an open of this client and session is answered with that open instead of a second one.
+    if (!c.durable_v2 || !(ctx.header.flags & flags::kReplayOperation)) return nullptr;
+    const auto guid = c.durable_v2->create_guid;
+    const auto client = ctx.conn.state.client_guid;
+    const uint64_t sid = ctx.session_id;
+    auto found = ctx.server.opens.find_first([&](const Open& o) {
+        return o.durable.version == 2 && o.durable.create_guid == guid &&
+               o.durable.client_guid == client && o.session_id == sid;
+    });
+    return found;
+}
+
+asio::awaitable<NtStatus> respond_replayed(RequestContext& ctx, const std::shared_ptr<Open>& open) {
+    CreateResponse resp;
+    CreateGrants grants;
+    if (const auto& reg = open->local.file_registration) {
+        auto held = reg->table().held(reg->key(), reg->token());
+        resp.oplock_level = held.oplock;
+        if (held.lease && open->durable.lease_key)
+            grants.lease = lease_response(
+                LeaseId{ctx.conn.state.client_guid, *open->durable.lease_key}, *held.lease);
+    }
+    DurableHandleResponseV2 r;
+    r.timeout = open->durable.timeout_ms;
+    grants.durable_v2 = r;
+    co_await respond_existing(ctx, open, std::move(resp), grants);
+    ctx.log().debug("replayed CREATE of '", open->local.path, "' answered with fid ",
+                    open->id.volatile_);
     co_return NtStatus::Success;
 }
 

@@ -39,6 +39,18 @@ Status grant_caching(RequestContext& ctx, const protocol::CreateRequest& req,
 asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const protocol::CreateRequest& req,
                                             const CreateContextRequests& contexts);
 
+// A replayed CREATE (SMB2_FLAGS_REPLAY_OPERATION) with a DH2Q whose CreateGuid names an open of
+// this client's session (MS-SMB2 3.3.5.9.10): that open, answered by respond_replayed() instead
+// of opening the file again; nullptr otherwise.
+std::shared_ptr<Open> replayed_create(RequestContext& ctx, const CreateContextRequests& contexts);
+asio::awaitable<NtStatus> respond_replayed(RequestContext& ctx, const std::shared_ptr<Open>& open);
+
+// MS-SMB2 3.3.5.9.13: a CREATE with an AppInstanceId closes the opens of the same file name on
+// the same share that carry that AppInstanceId (an earlier instance of the application), before
+// it opens anything. Returns how many were closed.
+size_t close_earlier_app_instance(RequestContext& ctx, const CreateContextRequests& contexts,
+                                  std::string_view name);
+
 // The durable owner of the session's opens (MS-SMB2 3.3.1.10 Open.DurableOwner).
 std::string durable_owner(const Session& s);
 

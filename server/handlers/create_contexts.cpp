@@ -71,6 +71,10 @@ Result<CreateContextRequests> decode_create_contexts(const CreateContextList& li
         out.lease = lease;
     }
     DAX_CHECK(decode_durable_contexts(list, out));
+    if (const CreateContext* c = list.find(Bytes(n::kAppInstanceId))) {
+        DAX_TRY(auto app, AppInstanceIdContext::decode(c->data));
+        out.app_instance_id = app.app_instance_id;
+    }
     return out;
 }
 

@@ -18,6 +18,8 @@
 //                            which no share offers), answered with the response context
 //   DHnC / DH2C              durable reconnects (3.3.5.9.7, 3.3.5.9.12): the CREATE re-binds a
 //                            disconnected durable open instead of opening anything
+//   APP_INSTANCE_ID          an open of the same name with the same AppInstanceId (a client's
+//                            earlier instance, e.g. a failed-over VM) is closed first (3.3.5.9.13)
 //   anything else            ignored (MS-SMB2 3.3.5.9: unknown contexts are not an error)
 #pragma once
 
@@ -46,6 +48,7 @@ struct CreateContextRequests {
     std::optional<protocol::DurableHandleRequestV2> durable_v2;      // DH2Q
     std::optional<protocol::FileId> reconnect_v1;                    // DHnC
     std::optional<protocol::DurableHandleReconnectV2> reconnect_v2;  // DH2C
+    std::optional<protocol::Guid> app_instance_id;                   // APP_INSTANCE_ID
     bool reconnect() const { return reconnect_v1 || reconnect_v2; }
 };
 

@@ -4,8 +4,8 @@
 // runs, 3.3.4.1 after it returns).
 #pragma once
 
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>

@@ -98,10 +98,10 @@ std::chrono::milliseconds note_logon_failure(ConnectionState& conn, std::string_
     const std::string addr = conn.peer_address();
     const unsigned n = throttle.record_failure(addr, LogonThrottle::Clock::now());
     const auto delay = throttle.delay_after(n);
-    conn.log.info("logon failure, user '",
-             user.empty() ? std::string_view("?") : user, "' from ", addr, ": ",
-             reason.empty() ? std::string_view("refused") : reason, " (", status_name(status),
-             "); ", n, " failure(s) from this address, answer delayed ", delay.count(), " ms");
+    conn.log.info("logon failure, user '", user.empty() ? std::string_view("?") : user, "' from ",
+                  addr, ": ", reason.empty() ? std::string_view("refused") : reason, " (",
+                  status_name(status), "); ", n, " failure(s) from this address, answer delayed ",
+                  delay.count(), " ms");
     return delay;
 }
 
@@ -126,8 +126,7 @@ NtStatus binding_refusal(RequestContext& ctx, const SessionSetupRequest& req, co
     if (!req.is_binding()) return NtStatus::UserSessionDeleted;
     if (!ctx.header.is_signed()) return NtStatus::InvalidParameter;
     if (!verified) {
-        conn.log.info("binding to session 0x", std::hex,
-                 s.id, std::dec, " refused: bad signature");
+        conn.log.info("binding to session 0x", std::hex, s.id, std::dec, " refused: bad signature");
         return NtStatus::AccessDenied;
     }
     // Samba's rule: when either side signs with AES-GMAC both must (3.1.1 signing algorithms).
@@ -142,9 +141,8 @@ NtStatus binding_refusal(RequestContext& ctx, const SessionSetupRequest& req, co
     // cipher) must be the session's first connection's.
     if (!is_smb3(conn.state.dialect)) return NtStatus::RequestNotAccepted;
     if (!conn.server.config().global.multi_channel) {
-        conn.log.info("binding to session 0x", std::hex,
-                 s.id, std::dec,
-                 " refused: multichannel is off ('server multi channel support = no')");
+        conn.log.info("binding to session 0x", std::hex, s.id, std::dec,
+                      " refused: multichannel is off ('server multi channel support = no')");
         return NtStatus::RequestNotAccepted;
     }
     if (conn.state.dialect != s.dialect || s.cipher_id != conn.state.cipher_id)
@@ -176,8 +174,8 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     if (conn.channel(sid)) co_return NtStatus::RequestNotAccepted;
     if (s->channel_count() >= kMaxChannelsPerSession) {
         conn.pending_binds.erase(sid);
-        conn.log.info("binding to session 0x", std::hex,
-                 sid, std::dec, " refused: it has ", kMaxChannelsPerSession, " channels already");
+        conn.log.info("binding to session 0x", std::hex, sid, std::dec, " refused: it has ",
+                      kMaxChannelsPerSession, " channels already");
         co_return NtStatus::InsufficientResources;
     }
     auto pit = conn.pending_binds.find(sid);
@@ -232,15 +230,15 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
 
     std::optional<auth::PreauthHash> preauth = std::move(pit->second.preauth);
     conn.pending_binds.erase(pit);
-    co_await hold_back(conn, server.logon_throttle().delay_for(conn.peer_address(),
-                                                               LogonThrottle::Clock::now()));
+    co_await hold_back(
+        conn, server.logon_throttle().delay_for(conn.peer_address(), LogonThrottle::Clock::now()));
     // MS-SMB2 3.3.5.5.2: the binding must authenticate the session's user. Windows answers a
     // different user (guest and anonymous included) with ACCESS_DENIED (smbtorture
     // smb2.session.bind_different_user); the session stays as it was.
     if (step->is_anonymous || !same_user(step->user, s->user)) {
-        conn.log.info("binding to session 0x", std::hex,
-                 sid, std::dec, " of user '", s->user, "' refused: authenticated as '",
-                 step->is_anonymous ? std::string("(anonymous)") : step->user, "'");
+        conn.log.info("binding to session 0x", std::hex, sid, std::dec, " of user '", s->user,
+                      "' refused: authenticated as '",
+                      step->is_anonymous ? std::string("(anonymous)") : step->user, "'");
         co_return NtStatus::AccessDenied;
     }
     // Channel.SigningKey (3.3.5.5.3): from the binding's own session key; on 3.1.1 with the
@@ -256,9 +254,9 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     if (auto st = make_channel_crypto(conn, *s, Bytes(channel_key), ch); !st) co_return st.status();
     if (!s->add_channel(conn.id, conn.weak_self())) co_return NtStatus::UserSessionDeleted;
     conn.channels[sid] = ch;
-    conn.log.info("bound to session 0x", std::hex, sid,
-             std::dec, " of user ", s->user, " as channel ", s->channel_count(), " (dialect 0x",
-             std::hex, uint16_t(conn.state.dialect), std::dec, ")");
+    conn.log.info("bound to session 0x", std::hex, sid, std::dec, " of user ", s->user,
+                  " as channel ", s->channel_count(), " (dialect 0x", std::hex,
+                  uint16_t(conn.state.dialect), std::dec, ")");
     resp.serialize(ctx.body());
     // The final response is signed with the new Channel.SigningKey (3.3.5.5.3).
     ctx.response_signer.reset();
@@ -293,7 +291,8 @@ Result<std::shared_ptr<Session>> session_to_set_up(ConnectionState& conn, Server
 
 // A logon whose security exchange failed: LOGON_FAILURE (INVALID_PARAMETER for a malformed
 // token), after the delay the logon throttle asks for.
-asio::awaitable<NtStatus> refuse_failed_logon(ConnectionState& conn, const std::shared_ptr<Session>& s,
+asio::awaitable<NtStatus> refuse_failed_logon(ConnectionState& conn,
+                                              const std::shared_ptr<Session>& s,
                                               std::unique_ptr<auth::SpnegoAcceptor> acceptor,
                                               NtStatus failure) {
     const NtStatus status =
@@ -326,7 +325,7 @@ asio::awaitable<Result<std::shared_ptr<const vfs::UnixIdentity>>> unix_identity_
         auto acct = co_await ctx.blocking_as_daemon(lookup);
         if (!acct) {
             conn.log.error("guest logon refused: ", "'guest account' ", guest,
-                      " is not a Unix account");
+                           " is not a Unix account");
             co_return Error(NtStatus::LogonFailure);
         }
         if ((*acct)->is_root()) {
@@ -338,14 +337,13 @@ asio::awaitable<Result<std::shared_ptr<const vfs::UnixIdentity>>> unix_identity_
     auto rec = server.find_user(step.user);
     if (!rec) {
         // Removed from the database while the logon ran.
-        conn.log.info("logon of ", step.user,
-                 " refused: no longer in the user database");
+        conn.log.info("logon of ", step.user, " refused: no longer in the user database");
         co_return Error(NtStatus::LogonFailure);
     }
     if (rec->uid == 0 && !g.is_admin_user(rec->name)) {
         conn.log.error("logon of ", rec->name,
-                  " refused: its user database entry maps it to uid 0 and it is not in ",
-                  "'admin users'");
+                       " refused: its user database entry maps it to uid 0 and it is not in ",
+                       "'admin users'");
         co_return Error(NtStatus::AccessDenied);
     }
     const uid_t uid = rec->uid;
@@ -375,12 +373,12 @@ Result<uint16_t> secure_session(ConnectionState& conn, Session& s, Channel& ch,
 
 void log_session_established(const ConnectionState& conn, const Session& s, const Channel& ch,
                              const auth::AcceptorStep& step) {
-    conn.log.info("session ", std::hex, s.id, std::dec,
-             " user ", s.is_anonymous ? "(anonymous)" : s.user, " via ",
-             step.mech == auth::oid::ntlmssp() ? "NTLMv2" : "Kerberos", " dialect 0x", std::hex,
-             uint16_t(conn.state.dialect), std::dec, " cipher ",
-             ch.encryption ? auth::cipher_name(conn.state.cipher_id) : "none",
-             s.encrypt_data ? " (session encrypted)" : "");
+    conn.log.info("session ", std::hex, s.id, std::dec, " user ",
+                  s.is_anonymous ? "(anonymous)" : s.user, " via ",
+                  step.mech == auth::oid::ntlmssp() ? "NTLMv2" : "Kerberos", " dialect 0x",
+                  std::hex, uint16_t(conn.state.dialect), std::dec, " cipher ",
+                  ch.encryption ? auth::cipher_name(conn.state.cipher_id) : "none",
+                  s.encrypt_data ? " (session encrypted)" : "");
 }
 
 // The acceptor of the session's exchange (a new one for its first leg). It leaves the session
@@ -421,8 +419,8 @@ NtStatus continue_logon(RequestContext& ctx, const std::shared_ptr<Session>& s,
 bool encryption_refuses(const ConnectionState& conn, const GlobalConfig& g, bool is_anonymous) {
     const bool can_encrypt = is_smb3(conn.state.dialect) && conn.state.cipher_id != 0;
     if (g.encrypt != EncryptPolicy::Required || (can_encrypt && !is_anonymous)) return false;
-    conn.log.info("session refused: encryption ",
-             "is required and the ", is_anonymous ? "logon is anonymous" : "client cannot encrypt");
+    conn.log.info("session refused: encryption ", "is required and the ",
+                  is_anonymous ? "logon is anonymous" : "client cannot encrypt");
     return true;
 }
 
@@ -484,8 +482,8 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     // Authenticated. While the address has recent failures, success waits as long as a failure
     // would: the delay must not tell a guesser which attempt was right.
     const auto& g = server.config().global;
-    co_await hold_back(conn, server.logon_throttle().delay_for(conn.peer_address(),
-                                                               LogonThrottle::Clock::now()));
+    co_await hold_back(
+        conn, server.logon_throttle().delay_for(conn.peer_address(), LogonThrottle::Clock::now()));
     if (step->is_anonymous && !g.guest_ok) {
         const auto delay = note_logon_failure(conn, "(anonymous)",
                                               "anonymous logon refused ('map to guest = never')",

@@ -96,6 +96,10 @@ bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& int
         }
         if (o.oplock == oplock::kBatch || o.oplock == oplock::kExclusive) {
             if (!breaks_exclusive) continue;
+            // An open that fails with a sharing violation anyway breaks only what lets the
+            // holder close a cached handle: a batch oplock, not an exclusive one (Windows;
+            // smbtorture smb2.oplock.exclusive1).
+            if (sharing_violation && o.oplock == oplock::kExclusive) continue;
             const uint8_t to = intent.overwrite ? oplock::kNone : oplock::kII;
             if (!o.notifier) {  // nobody left to tell: the holder's connection is gone
                 if (o.purge && !o.purging) {
@@ -137,6 +141,9 @@ bool FileTable::start_lease_breaks_locked(FileRecord& rec, const OplockOpenInten
         if (!o.lease || (intent.lease && *intent.lease == o.lease->id)) continue;
         LeaseRecord& l = *o.lease;
         const uint32_t cur = l.breaking ? l.pending_to : l.state;
+        // Without HANDLE caching nothing would let a sharing violation go away: no break.
+        if (sharing_violation && !intent.overwrite && !(cur & lease_bits::kHandleCaching))
+            continue;
         uint32_t to = cur & ~delay_mask;
         if (intent.overwrite) to &= ~(lease_bits::kHandleCaching | lease_bits::kReadCaching);
         if (to != cur && !l.notifier && purge_lease_locked(rec, l)) {

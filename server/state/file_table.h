@@ -18,6 +18,8 @@
 // BATCH/EXCLUSIVE oplock is refused by add() with OplockBreakInProgress until the holder
 // acknowledges the break, closes, or its acknowledgment times out; the opener then waits for
 // when_breaks_resolved() and tries again (MS-FSA 2.1.4.12, MS-SMB2 3.3.5.9 and 3.3.4.6).
+// Leases (MS-SMB2 3.3.1.12) take part the same way: a lease is shared by the opens naming its
+// ClientGuid + LeaseKey, and opens of the same lease never break it.
 //
 // Threads: every member function locks the table; call them from the blocking pool or the event
 // loop (they do no I/O except the deleter that remove() runs). Break notifiers and waiters are

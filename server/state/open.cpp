@@ -88,6 +88,13 @@ bool OpenTable::any_of(const std::function<bool(const Open&)>& pred) {
     return false;
 }
 
+std::shared_ptr<Open> OpenTable::find_first(const std::function<bool(const Open&)>& pred) {
+    std::lock_guard lk(mu_);
+    for (auto& [id, o] : opens_)
+        if (pred(*o)) return o;
+    return nullptr;
+}
+
 std::shared_ptr<Open> OpenTable::find_persistent(uint64_t persistent_id) {
     std::lock_guard lk(mu_);
     // Persistent ids are epoch + volatile id (insert()).

@@ -117,7 +117,8 @@ struct Open {
         std::optional<protocol::Guid> create_guid;  // v2
         std::string owner;                          // the session's domain\user
         protocol::Guid client_guid{};
-        std::optional<protocol::Guid> lease_key;  // the open's lease, if any
+        std::optional<protocol::Guid> lease_key;        // the open's lease, if any
+        std::optional<protocol::Guid> app_instance_id;  // Open.AppInstanceId
         bool disconnected = false;
         uint64_t generation = 0;  // bumped by each disconnect and reconnect
     };
@@ -152,6 +153,7 @@ class OpenTable {
     // All opens matching a predicate (teardown of a tree, session or connection).
     std::vector<std::shared_ptr<Open>> remove_if(const std::function<bool(const Open&)>& pred);
     bool any_of(const std::function<bool(const Open&)>& pred);
+    std::shared_ptr<Open> find_first(const std::function<bool(const Open&)>& pred);
     // A handle named by a client (MS-SMB2 3.3.5.9.7 / 3.3.5.9.12 reconnects): the open whose
     // FileId.Persistent is `persistent_id`, connected or not.
     std::shared_ptr<Open> find_persistent(uint64_t persistent_id);

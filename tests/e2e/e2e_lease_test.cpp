@@ -282,5 +282,55 @@ TEST_F(E2eLease, DisconnectedDurableHandleIsClosedByAConflictingOpenAndByItsTime
     EXPECT_EQ(server_->server().files.lease_count(), 0u);
 }
 
+TEST_F(E2eLease, NewApplicationInstanceClosesTheEarlierInstancesHandle) {
+    auto a = login(8);
+    auto b = login(9);
+    auto with_app = [](CreateRequest r) {
+        AppInstanceIdContext app;
+        app.app_instance_id = guid(0x99);
+        r.contexts.add(app);
+        return r;
+    };
+    CreateRequest r;
+    r.name = "app-instance.dat";
+    r.requested_oplock_level = oplock_level::kBatch;
+    r.desired_access = kRw;
+    r.share_access = 0;  // exclusive: only the close lets the second instance in
+    r.create_disposition = create_disposition::kOpenIf;
+    auto ca = a->create(with_durable_v2(with_app(r), 0x9a, 0));
+    ASSERT_TRUE(ca.ok()) << status_name(ca.status);
+    auto cb = b->create(with_durable_v2(with_app(r), 0x9b, 0));
+    ASSERT_TRUE(cb.ok()) << status_name(cb.status);
+    EXPECT_EQ(cb.body.oplock_level, oplock_level::kBatch);
+    EXPECT_FALSE(a->receive_raw(200ms).ok());  // closed, not broken
+    EXPECT_EQ(a->read(ca.body.file_id, 0, 1).status, NtStatus::FileClosed);
+    EXPECT_TRUE(b->close(cb.body.file_id).ok());
+}
+
+TEST_F(E2eLease, ReplayedCreateWithTheSameCreateGuidGetsTheSameOpen) {
+    auto a = login(10);
+    const size_t before = open_count();
+    CreateRequest r = with_durable_v2(lease_req("replay.dat", 0xA0, kRwh), 0xA1, 0);
+    auto first = a->create(r);
+    ASSERT_TRUE(first.ok()) << status_name(first.status);
+    // The client did not see the answer (a channel failed) and sends the CREATE again, flagged
+    // as a replay: the same open comes back, nothing new is opened and nothing is broken.
+    CallOptions co;
+    co.extra_flags = flags::kReplayOperation;
+    auto again = a->create(r, co);
+    ASSERT_TRUE(again.ok()) << status_name(again.status);
+    EXPECT_EQ(again.body.file_id, first.body.file_id);
+    EXPECT_EQ(again.body.oplock_level, oplock_level::kLease);
+    EXPECT_EQ(lease_of(again.body)->lease_state, kRwh);
+    EXPECT_EQ(open_count(), before + 1);
+    EXPECT_FALSE(a->receive_raw(200ms).ok());
+    // Without the replay flag it is a new open of the same lease.
+    auto second = a->create(r);
+    ASSERT_TRUE(second.ok());
+    EXPECT_NE(second.body.file_id, first.body.file_id);
+    EXPECT_TRUE(a->close(first.body.file_id).ok());
+    EXPECT_TRUE(a->close(second.body.file_id).ok());
+}
+
 }  // namespace
 }  // namespace daxsmbd::client
