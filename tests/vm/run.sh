@@ -6,11 +6,13 @@
 #      client on a plain (non-DAX) share;
 #   2.+3. tests/vm/durability.sh: crash durability of DAX write-through writes (write, crash,
 #      verify on the same NVDIMM backing file);
-#   4. tests/vm/smbdirect.sh against daxsmbd, in the Debian 13 guest (SMBDIRECT_GUEST): its 7.x
+#   4. tests/vm/handles.sh: durable handles with the kernel client (a 64 MiB copy survives the
+#      server's end of its TCP connection being killed mid-copy);
+#   5. tests/vm/smbdirect.sh against daxsmbd, in the Debian 13 guest (SMBDIRECT_GUEST): its 7.x
 #      kernel client signs and seals over SMB Direct correctly (6.1's does not) and its rxe has
 #      On-Demand Paging, so the DAX share runs in direct mode.
-# Exits non-zero on any failure. About 12-20 minutes, and the first build of the Debian 13 image
-# about 5 more (VM_DURABILITY=0 skips 2.+3., VM_SMBDIRECT=0 skips 4.).
+# Exits non-zero on any failure. About 13-22 minutes, and the first build of the Debian 13 image
+# about 5 more (VM_DURABILITY=0 skips 2.+3., VM_HANDLES=0 skips 4., VM_SMBDIRECT=0 skips 5.).
 #
 #   tests/vm/run.sh            (as root: qemu, and the image build when missing or out of date)
 #   GUEST=trixie tests/vm/run.sh   the same in the Debian 13 guest (kernel 7.x)
@@ -35,6 +37,11 @@ if [ "${VM_DURABILITY:-1}" != 0 ]; then
     drc=0
     VM_NAME=durability "$(dirname "$0")/durability.sh" || drc=$?
     [ "$rc" != 0 ] || rc=$drc
+fi
+if [ "${VM_HANDLES:-1}" != 0 ]; then
+    hrc=0
+    VM_NAME=handles "$(dirname "$0")/handles.sh" || hrc=$?
+    [ "$rc" != 0 ] || rc=$hrc
 fi
 if [ "${VM_SMBDIRECT:-1}" != 0 ]; then
     src=0
