@@ -142,8 +142,7 @@ bool FileTable::start_lease_breaks_locked(FileRecord& rec, const OplockOpenInten
         LeaseRecord& l = *o.lease;
         const uint32_t cur = l.breaking ? l.pending_to : l.state;
         // Without HANDLE caching nothing would let a sharing violation go away: no break.
-        if (sharing_violation && !intent.overwrite && !(cur & lease_bits::kHandleCaching))
-            continue;
+        if (sharing_violation && !intent.overwrite && !(cur & lease_bits::kHandleCaching)) continue;
         uint32_t to = cur & ~delay_mask;
         if (intent.overwrite) to &= ~(lease_bits::kHandleCaching | lease_bits::kReadCaching);
         if (to != cur && !l.notifier && purge_lease_locked(rec, l)) {
@@ -247,10 +246,14 @@ Result<std::optional<LeaseGrant>> FileTable::grant_lease(const FileKey& key, Tok
                                      lease_bits::kWriteCaching);
         if (!(want & lease_bits::kReadCaching)) want = 0;
         uint32_t allowed = want;
+        bool other_leases = false;
         for (const auto& o : it->second.opens) {
             if (o.token == token || o.lease == l) continue;
-            // Opens that touch no data (stat opens) leave WRITE caching possible.
-            if (o.mode.access & kSharingRights) allowed &= ~lease_bits::kWriteCaching;
+            // Opens that touch no data (stat opens) leave WRITE caching possible, unless they
+            // hold a lease of their own.
+            if ((o.mode.access & kSharingRights) || (o.lease && o.lease->state))
+                allowed &= ~lease_bits::kWriteCaching;
+            if (o.lease && o.lease->state) other_leases = true;
             // Next to an oplock, a lease gets READ caching only (Windows; smbtorture
             // smb2.lease.oplock).
             if (o.oplock != oplock::kNone) allowed &= lease_bits::kReadCaching;
@@ -258,7 +261,9 @@ Result<std::optional<LeaseGrant>> FileTable::grant_lease(const FileKey& key, Tok
                 (o.lease && (o.lease->state & lease_bits::kWriteCaching)))
                 allowed = 0;
         }
-        // An existing lease is only ever upgraded (MS-FSA 2.1.5.17.2).
+        // An existing lease is only ever upgraded (MS-FSA 2.1.5.17.2), and not while other
+        // lease keys share the file (Windows; smbtorture smb2.lease.break, upgrade3).
+        if (!fresh && other_leases && l->state) allowed = l->state;
         if ((allowed & l->state) == l->state && allowed != l->state) {
             set_lease_state_locked(*l, allowed);
             if (l->version == 2) ++l->epoch;
