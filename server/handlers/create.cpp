@@ -573,8 +573,6 @@ Result<CreateOutcome> create_file(const std::shared_ptr<const vfs::ShareRoot>& r
 // ---------------------------------------------------------------------------------------------
 // The handler.
 
-namespace {
-
 void fill_times(CreateResponse& r, const vfs::FileInfo& i) {
     r.creation_time = i.creation_time;
     r.last_access_time = i.last_access_time;
@@ -584,6 +582,8 @@ void fill_times(CreateResponse& r, const vfs::FileInfo& i) {
     r.end_of_file = int64_t(i.end_of_file);
     r.file_attributes = i.file_attributes;
 }
+
+namespace {
 
 // How long an open waits for the holder of an oplock it breaks (MS-SMB2 3.3.2.1: Windows 35 s).
 constexpr auto kOplockBreakTimeout = std::chrono::seconds(35);

@@ -70,16 +70,6 @@ void grant_durability(RequestContext& ctx, const CreateContextRequests& c,
     }
 }
 
-void fill_from(CreateResponse& r, const vfs::FileInfo& i) {
-    r.creation_time = i.creation_time;
-    r.last_access_time = i.last_access_time;
-    r.last_write_time = i.last_write_time;
-    r.change_time = i.change_time;
-    r.allocation_size = int64_t(i.allocation_size);
-    r.end_of_file = int64_t(i.end_of_file);
-    r.file_attributes = i.file_attributes;
-}
-
 // MS-SMB2 3.3.5.9.7 / 3.3.5.9.12: the checks that make a reconnect name a disconnected open.
 NtStatus check_reconnect(RequestContext& ctx, const CreateContextRequests& c,
                          const std::shared_ptr<Open>& open) {
@@ -119,7 +109,7 @@ asio::awaitable<void> respond_existing(RequestContext& ctx, const std::shared_pt
                                        CreateResponse resp, const CreateGrants& grants) {
     const int fd = open->local.fd;
     auto info = co_await ctx.blocking([fd] { return vfs::query_info(fd); });
-    if (info) fill_from(resp, *info);
+    if (info) fill_times(resp, *info);
     resp.create_action = create_action::kOpened;
     resp.file_id = open->id;
     resp.contexts = encode_create_response_contexts({}, 0, info ? *info : vfs::FileInfo{}, grants);

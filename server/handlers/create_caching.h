@@ -51,6 +51,9 @@ asio::awaitable<NtStatus> respond_replayed(RequestContext& ctx, const std::share
 size_t close_earlier_app_instance(RequestContext& ctx, const CreateContextRequests& contexts,
                                   std::string_view name);
 
+// A CREATE response's times, sizes and attributes from the open file's (create.cpp).
+void fill_times(protocol::CreateResponse& r, const vfs::FileInfo& i);
+
 // The durable owner of the session's opens (MS-SMB2 3.3.1.10 Open.DurableOwner).
 std::string durable_owner(const Session& s);
 
