@@ -731,6 +731,10 @@ const ShareKey kShareKeys[] = {
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.use_sendfile, key, v);
      }},
+    {"continuousavailability",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.continuous_availability, key, v);
+     }},
     {"iosqpoll",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.io_sqpoll, key, v);

@@ -71,6 +71,11 @@ struct ShareConfig {
     // from the page cache to the socket by splice, without a copy through user space. Default
     // yes (Samba: no), since it is invisible to clients; buffered block path only.
     bool use_sendfile = true;
+    // "continuous availability" (the Windows share property; Samba has no such key): the share
+    // says SMB2_SHARE_CAP_CONTINUOUS_AVAILABILITY and grants persistent handles (MS-SMB2
+    // 3.3.5.9.10), journaled in the share's ".daxsmbd" directory so that they survive a
+    // restart of the server. Default no.
+    bool continuous_availability = false;
 };
 
 struct GlobalConfig {

@@ -16,6 +16,7 @@
 #include "server/io/uring_engine.h"
 #include "server/log.h"
 #include "server/notify/watcher.h"
+#include "server/persistent_handles.h"
 #include "server/state/file_table.h"
 #include "server/vfs/fs_credentials.h"
 #include "server/vfs/share_root.h"
@@ -72,6 +73,9 @@ Server::Server(Config config)
 }
 
 Server::~Server() {
+    // Persistent handles outlive the server: closing them on the way down forgets nothing.
+    for (auto& s : shares_)
+        if (s->journal) s->journal->freeze();
     files.remove_unlink_listener(unlink_listener_);
     stop();
     for (auto& t : threads_)
@@ -211,7 +215,10 @@ bool Server::start(std::string* error) {
     for (auto& sc : config_.shares) {
         auto s = std::make_shared<Share>();
         s->config = sc;
-        auto root = vfs::ShareRoot::open(sc.path, vfs::ShareOptions{sc.case_sensitive});
+        vfs::ShareOptions so{sc.case_sensitive, {}};
+        // The journal of a continuously available share lives in its root, out of clients' sight.
+        if (sc.continuous_availability) so.reserved_root_name = kServerStateDirectory;
+        auto root = vfs::ShareRoot::open(sc.path, so);
         if (!root) {
             *error = "share [" + sc.name + "]: cannot open path " + sc.path + ": " +
                      std::string(status_name(root.status()));
@@ -251,9 +258,37 @@ bool Server::start(std::string* error) {
         if (i == 0) eo.sqpoll_attach_fd = engines_[0]->sqpoll_fd();
     }
 
+    if (!open_persistent_handles(error)) return false;
     if (!open_listeners(error)) return false;
     for (auto& l : listeners_)
         asio::co_spawn(*loops_[0], accept_loop(*l), asio::detached);
+    return true;
+}
+
+bool Server::open_persistent_handles(std::string* error) {
+    for (auto& s : shares_) {
+        if (s->is_ipc || !s->config.continuous_availability) continue;
+        auto j = open_share_journal(*s);
+        if (!j) {
+            *error = "share [" + s->config.name + "]: continuous availability: cannot open " +
+                     s->config.path + "/" + kServerStateDirectory + ": " +
+                     std::string(status_name(j.status()));
+            return false;
+        }
+        s->journal = std::move(*j);
+        if (!has_persistent_handles_) {
+            auto g = stable_server_guid(*s);
+            if (g)
+                guid_ = *g;
+            else
+                log_info("share [", s->config.name, "]: cannot keep the server GUID (",
+                         status_name(g.status()), "); a random one this run");
+        }
+        has_persistent_handles_ = true;
+        log_info("share [", s->config.name, "]: continuously available, persistent handles in ",
+                 s->journal->log_path(), s->journal->mapped() ? " (mapped)" : "");
+        restore_persistent_handles(*this, s);
+    }
     return true;
 }
 

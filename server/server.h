@@ -145,6 +145,8 @@ class Server {
     // Arms the expiry of a disconnected durable open (OpenTable::disconnect_durable).
     void keep_disconnected(const std::shared_ptr<Open>& open);
     BackpressureStats& backpressure() { return backpressure_; }
+    // A share is continuously available (its persistent handles are journaled).
+    bool has_persistent_handles() const { return has_persistent_handles_; }
     // Accepts connections on one more listener (tests: SMB Direct over the emulated provider).
     // After start().
     void add_listener(std::unique_ptr<Listener> listener);
@@ -156,6 +158,8 @@ class Server {
     asio::awaitable<void> accept_loop(Listener& listener);
     void admit_connection(std::unique_ptr<Transport> transport, size_t loop);
     bool open_listeners(std::string* error);
+    // Continuously available shares: their journals, and the handles an earlier run left.
+    bool open_persistent_handles(std::string* error);
     // "server smb transports = rdma": SMB Direct listeners (server/rdma_listeners.cpp).
     void open_rdma_listeners();
     // Logs, per DAX share, how RDMA reaches its files through `device`.
@@ -182,6 +186,7 @@ class Server {
     std::atomic<uint64_t> next_connection_id_{1};
     asio::thread_pool pool_{4};
     uint16_t bound_port_ = 0;
+    bool has_persistent_handles_ = false;
     mutable std::mutex rdma_mu_;
     std::vector<std::pair<std::string, uint64_t>> rdma_addresses_;
 

@@ -32,6 +32,7 @@
 #include "server/handlers/security_info.h"
 #include "server/io/data_path.h"
 #include "server/log.h"
+#include "server/persistent_handles.h"
 #include "server/rpcpipe/pipe_endpoint.h"
 #include "server/server.h"
 #include "server/vfs/dir.h"
@@ -698,15 +699,29 @@ void register_open(RequestContext& ctx, const std::shared_ptr<Open>& open) {
     ctx.created_file_id = open->id;
 }
 
-NtStatus respond_created(RequestContext& ctx, const CreateRequest& req, const CreateOutcome& res,
-                         const CreateContextRequests& contexts, const CreateParams& p) {
+asio::awaitable<NtStatus> respond_created(RequestContext& ctx, const CreateRequest& req,
+                                          const CreateOutcome& res,
+                                          const CreateContextRequests& contexts,
+                                          const CreateParams& p) {
     const auto& open = res.open;
     CreateResponse resp;
     CreateGrants grants;
     // MS-SMB2 3.3.5.9 "Oplock Acquisition", leases, durability.
-    if (auto st = grant_caching(ctx, req, contexts, open, resp.oplock_level, grants); !st) {
+    auto st = grant_caching(ctx, req, contexts, open, resp.oplock_level, grants);
+    // A persistent handle is on the share's volume before the client learns of it.
+    if (st && open->durable.persistent) {
+        const auto& reg = *open->local.file_registration;
+        auto held = reg.table().held(reg.key(), reg.token());
+        auto journal = ctx.tree->share->journal;
+        st = co_await ctx.blocking_as_daemon(
+            [&] { return journal_persistent_open(journal, open, held); });
+        if (!st)
+            ctx.log().info("persistent handle '", open->local.path,
+                           "' not journaled: ", status_name(st.status()));
+    }
+    if (!st) {
         ctx.server.opens.remove(open->id.volatile_);
-        return create_refused(ctx, p, *ctx.tree->share, st.status());
+        co_return create_refused(ctx, p, *ctx.tree->share, st.status());
     }
     resp.create_action = res.create_action;
     fill_times(resp, res.info);
@@ -715,7 +730,7 @@ NtStatus respond_created(RequestContext& ctx, const CreateRequest& req, const Cr
     resp.serialize(ctx.body());
     ctx.log().debug("CREATE '", p.name, "' -> fid ", open->id.volatile_, " action ",
                     res.create_action);
-    return NtStatus::Success;
+    co_return NtStatus::Success;
 }
 
 }  // namespace
@@ -764,7 +779,7 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     if (ctx.conn.closed() || !ctx.session->find_tree(ctx.tree->id))
         co_return NtStatus::NetworkNameDeleted;
     register_open(ctx, res->open);
-    co_return respond_created(ctx, *req, *res, *contexts, p);
+    co_return co_await respond_created(ctx, *req, *res, *contexts, p);
 }
 
 }  // namespace daxsmbd::server::handlers

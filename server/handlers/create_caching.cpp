@@ -17,6 +17,13 @@ using namespace protocol;
 
 namespace {
 
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
 // MS-SMB2 3.3.5.9.10: a DH2Q timeout of 0 gets the server's default; Windows and Samba keep a
 // disconnected durable handle 60 s by default and at most 300 s.
 constexpr uint32_t kDefaultDurableTimeoutMs = 60'000;
@@ -44,24 +51,37 @@ bool may_be_durable(const FileTable::Held& h) {
     return h.lease && (h.lease->state & lease_state::kHandleCaching);
 }
 
+// MS-SMB2 3.3.5.9.10: a DH2Q asking for persistence on a continuously available share, on a
+// connection that was offered persistent handles.
+bool persistent_granted(const RequestContext& ctx, const CreateContextRequests& c) {
+    if (!c.durable_v2 || !(c.durable_v2->flags & durable_flags::kPersistent)) return false;
+    const auto& share = ctx.tree->share;
+    return share && share->config.continuous_availability && share->journal &&
+           (ctx.conn.state.server_capabilities & global_caps::kPersistentHandles);
+}
+
 void grant_durability(RequestContext& ctx, const CreateContextRequests& c,
                       const std::shared_ptr<Open>& open, const FileTable::Held& held,
                       CreateGrants& grants) {
-    if ((!c.durable_v1 && !c.durable_v2) || open->local.is_directory || !may_be_durable(held))
-        return;
+    if ((!c.durable_v1 && !c.durable_v2) || open->local.is_directory) return;
     if (!ctx.server.config().global.durable_handles) return;
+    // A persistent handle needs no batch oplock or HANDLE lease (3.3.5.9.10).
+    const bool persistent = persistent_granted(ctx, c);
+    if (!persistent && !may_be_durable(held)) return;
     auto& d = open->durable;
     d.owner = durable_owner(*ctx.session);
     d.client_guid = ctx.conn.state.client_guid;
+    d.share = ctx.tree->share->config.name;
     if (held.lease) d.lease_key = c.lease->lease_key;
     if (c.durable_v2) {
         d.version = 2;
+        d.persistent = persistent;
         d.create_guid = c.durable_v2->create_guid;
         d.timeout_ms = c.durable_v2->timeout ? std::min(c.durable_v2->timeout, kMaxDurableTimeoutMs)
                                              : kDefaultDurableTimeoutMs;
         DurableHandleResponseV2 r;
         r.timeout = d.timeout_ms;
-        r.flags = 0;  // never persistent: no share is continuously available
+        r.flags = persistent ? durable_flags::kPersistent : 0;
         grants.durable_v2 = r;
     } else {
         d.version = 1;
@@ -97,7 +117,7 @@ NtStatus check_reconnect(RequestContext& ctx, const CreateContextRequests& c,
                        "refused");
         return NtStatus::AccessDenied;
     }
-    if (!open->tree || open->tree->share != ctx.tree->share)
+    if (!iequals(d.share, ctx.tree->share->config.name))
         return not_found("the open is on another share");
     if (!d.disconnected) return not_found("the open is still connected");
     return NtStatus::Success;
@@ -124,17 +144,11 @@ size_t close_earlier_app_instance(RequestContext& ctx, const CreateContextReques
     if (!contexts.app_instance_id) return 0;
     std::string wanted(name);
     std::replace(wanted.begin(), wanted.end(), '\\', '/');
-    auto same_name = [&](const std::string& path) {
-        return path.size() == wanted.size() &&
-               std::equal(path.begin(), path.end(), wanted.begin(), [](char a, char b) {
-                   return std::tolower(static_cast<unsigned char>(a)) ==
-                          std::tolower(static_cast<unsigned char>(b));
-               });
-    };
-    const auto share = ctx.tree->share;
+    const auto& share = ctx.tree->share->config.name;
     auto closed = ctx.server.opens.remove_if([&](const Open& o) {
-        return o.durable.app_instance_id == contexts.app_instance_id && o.tree &&
-               o.tree->share == share && same_name(o.local.path);
+        return o.durable.app_instance_id == contexts.app_instance_id &&
+               iequals(o.tree ? o.tree->share->config.name : o.durable.share, share) &&
+               iequals(o.local.path, wanted);
     });
     for (const auto& o : closed)
         ctx.log().info("open of '", o->local.path,

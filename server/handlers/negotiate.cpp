@@ -1,4 +1,5 @@
 // NEGOTIATE (MS-SMB2 3.3.5.3, 3.3.5.3.1, 3.3.5.4).
+#include <algorithm>
 #include <ctime>
 
 #include "auth/crypto.h"
@@ -41,14 +42,18 @@ NegotiateResponse make_response(ConnectionState& conn, Dialect d) {
     r.dialect_revision = uint16_t(d);
     r.server_guid = server.guid();
     // LARGE_MTU for 2.1+ on TCP (multi-credit, 3.3.5.3.1); MULTI_CHANNEL for 3.x when
-    // "server multi channel support" is on (3.3.5.4). Leases and persistent handles are
-    // advertised by the issues that implement them; encryption by the caller.
+    // "server multi channel support" is on (3.3.5.4); PERSISTENT_HANDLES for 3.x when a share
+    // is continuously available; encryption by the caller.
     r.capabilities = 0;
     if (d != Dialect::Smb202 && d != Dialect::Wildcard) r.capabilities |= global_caps::kLargeMtu;
     // MS-SMB2 3.3.5.4: leasing from 2.1 on (file leases; no directory leases).
     if (d != Dialect::Smb202 && d != Dialect::Wildcard && g.leases)
         r.capabilities |= global_caps::kLeasing;
     if (is_smb3(d) && g.multi_channel) r.capabilities |= global_caps::kMultiChannel;
+    const auto& shares = server.config().shares;
+    if (is_smb3(d) && std::any_of(shares.begin(), shares.end(),
+                                  [](const ShareConfig& s) { return s.continuous_availability; }))
+        r.capabilities |= global_caps::kPersistentHandles;
     uint32_t io = (d == Dialect::Smb202) ? 65536u : g.max_io_size;
     r.max_transact_size = io;
     r.max_read_size = io;

@@ -10,6 +10,7 @@
 #include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
+#include "server/persistent_handles.h"
 #include "server/server.h"
 #include "server/state/file_table.h"
 
@@ -32,6 +33,13 @@ asio::awaitable<NtStatus> oplock_break(RequestContext& ctx) {
             ctx.log().debug("lease break acknowledgment refused: ", status_name(state.status()));
             co_return state.status();
         }
+        if (ctx.server.has_persistent_handles())
+            co_await ctx.blocking_as_daemon([&] {
+                rejournal_persistent_opens(ctx.server, [&](const Open& o) {
+                    return o.durable.lease_key == lease.lease_key &&
+                           o.durable.client_guid == id.client_guid;
+                });
+            });
         LeaseBreakResponse resp;
         resp.lease_key = lease.lease_key;
         resp.lease_state = *state;
@@ -55,6 +63,10 @@ asio::awaitable<NtStatus> oplock_break(RequestContext& ctx) {
                         " refused: ", status_name(level.status()));
         co_return level.status();
     }
+    if (open->durable.persistent)
+        co_await ctx.blocking_as_daemon([&] {
+            rejournal_persistent_opens(ctx.server, [&](const Open& o) { return o.id == open->id; });
+        });
     OplockBreakResponse resp;
     resp.oplock_level = *level;
     resp.file_id = open->id;

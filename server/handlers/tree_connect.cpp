@@ -1,6 +1,7 @@
 // TREE_CONNECT (MS-SMB2 3.3.5.7).
 #include "protocol/tree_connect.h"
 #include "protocol/access_mask.h"
+#include "protocol/negotiate.h"
 #include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
@@ -108,6 +109,11 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     }
     if (tree->encrypt_data) resp.share_flags |= share_flags::kEncryptData;
     resp.capabilities = 0;
+    // MS-SMB2 3.3.5.7: CONTINUOUS_AVAILABILITY where persistent handles are granted (a 3.x
+    // connection that was offered them).
+    if (share->config.continuous_availability && share->journal &&
+        (conn.state.server_capabilities & global_caps::kPersistentHandles))
+        resp.capabilities |= share_caps::kContinuousAvailability;
     resp.maximal_access = tree->maximal_access;
     resp.serialize(ctx.body());
     conn.log.debug("tree ", tree->id, " -> [", share->config.name, "]");

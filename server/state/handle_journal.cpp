@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "server/errno_status.h"
+#include "server/vfs/fs_credentials.h"
 #include "server/vfs/unique_fd.h"
 
 #ifndef MAP_SYNC
@@ -234,8 +235,7 @@ class HandleJournal::FileLog final : public HandleJournal::Log {
 
 class HandleJournal::PmemLog final : public HandleJournal::Log {
   public:
-    PmemLog(void* base, size_t size, size_t end, dax::FlushKind kind, bool synced,
-            vfs::UniqueFd fd)
+    PmemLog(void* base, size_t size, size_t end, dax::FlushKind kind, bool synced, vfs::UniqueFd fd)
         : base_(static_cast<std::byte*>(base)),
           size_(size),
           end_(end),
@@ -316,9 +316,10 @@ Status HandleJournal::compact_locked() {
         live_bytes_ += rec.size();
         image.insert(image.end(), rec.begin(), rec.end());
     }
-    log_bytes_ = image.size();
+    // The journal's directory is the daemon's: a thread that runs as some user (a CLOSE's
+    // hook) writes it with the daemon's rights.
+    vfs::AsDaemon as_daemon;
     const std::string tmp = log_path_ + ".new";
-    log_.reset();
     vfs::UniqueFd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!fd) return Error(errno_to_status(errno));
     DAX_CHECK(write_all(fd.get(), image));
@@ -333,10 +334,12 @@ Status HandleJournal::compact_locked() {
     if (::fsync(fd.get()) != 0) return Error(errno_to_status(errno));
     if (::rename(tmp.c_str(), log_path_.c_str()) != 0) return Error(errno_to_status(errno));
     DAX_CHECK(fsync_directory(dir_));
+    log_.reset();  // the old log is gone from the directory
     if (!options_.pmem) {
         vfs::UniqueFd app(::open(log_path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
         if (!app) return Error(errno_to_status(errno));
         log_ = std::make_unique<FileLog>(std::move(app));
+        log_bytes_ = image.size();
         return {};
     }
     const int flags = options_.require_sync ? MAP_SHARED_VALIDATE | MAP_SYNC : MAP_SHARED;
@@ -344,6 +347,7 @@ Status HandleJournal::compact_locked() {
     if (base == MAP_FAILED) return Error(errno_to_status(errno));
     log_ = std::make_unique<PmemLog>(base, map_size, image.size(), *options_.pmem,
                                      options_.require_sync, std::move(fd));
+    log_bytes_ = image.size();
     return {};
 }
 
@@ -382,8 +386,14 @@ Status HandleJournal::put(const PersistentHandle& h) {
     return {};
 }
 
+void HandleJournal::freeze() {
+    std::lock_guard lk(mu_);
+    frozen_ = true;
+}
+
 void HandleJournal::remove(uint64_t persistent_id) {
     std::lock_guard lk(mu_);
+    if (frozen_) return;
     auto it = live_.find(persistent_id);
     if (it == live_.end()) return;
     live_bytes_ -= std::min(live_bytes_, kRecordHeader + it->second.size());

@@ -103,6 +103,9 @@ class HandleJournal {
     Status put(const PersistentHandle& h);
     // Forgets the handle with this persistent FileId (unknown ids are ignored).
     void remove(uint64_t persistent_id);
+    // From now on remove() does nothing: the server is stopping, and the handles its teardown
+    // closes are to be found again by the next run.
+    void freeze();
     size_t size() const;
     bool mapped() const;
     const std::string& log_path() const { return log_path_; }
@@ -123,6 +126,7 @@ class HandleJournal {
     std::map<uint64_t, protocol::ByteVector> live_;  // persistent id -> put payload
     size_t live_bytes_ = 0;
     size_t log_bytes_ = 0;  // bytes in the current log
+    bool frozen_ = false;
 };
 
 }  // namespace daxsmbd::server

@@ -95,8 +95,38 @@ std::shared_ptr<Open> OpenTable::find_first(const std::function<bool(const Open&
     return nullptr;
 }
 
+std::vector<std::shared_ptr<Open>> OpenTable::find_all(
+    const std::function<bool(const Open&)>& pred) {
+    std::vector<std::shared_ptr<Open>> out;
+    std::lock_guard lk(mu_);
+    for (auto& [id, o] : opens_)
+        if (pred(*o)) out.push_back(o);
+    return out;
+}
+
+void OpenTable::insert_restored(const std::shared_ptr<Open>& open, uint64_t persistent_id) {
+    std::lock_guard lk(mu_);
+    if ((persistent_id & ~0xFFFFFFFFull) == epoch_) {
+        epoch_ += uint64_t{1} << 32;
+        if (epoch_ == 0) epoch_ = uint64_t{1} << 32;
+    }
+    const uint64_t id = next_++;
+    open->id = protocol::FileId{persistent_id, id};
+    open->session_id = 0;
+    open->connection_id = 0;
+    open->durable.disconnected = true;
+    opens_.emplace(id, open);
+    restored_[persistent_id] = id;
+}
+
 std::shared_ptr<Open> OpenTable::find_persistent(uint64_t persistent_id) {
     std::lock_guard lk(mu_);
+    if (auto r = restored_.find(persistent_id); r != restored_.end()) {
+        auto it = opens_.find(r->second);
+        if (it != opens_.end() && it->second->id.persistent == persistent_id) return it->second;
+        restored_.erase(r);
+        return nullptr;
+    }
     // Persistent ids are epoch + volatile id (insert()).
     if ((persistent_id & ~0xFFFFFFFFull) != epoch_) return nullptr;
     auto it = opens_.find(persistent_id - epoch_);

@@ -121,6 +121,10 @@ struct Open {
         std::optional<protocol::Guid> app_instance_id;  // Open.AppInstanceId
         bool disconnected = false;
         uint64_t generation = 0;  // bumped by each disconnect and reconnect
+        // Open.IsPersistent (MS-SMB2 3.3.5.9.10): on a continuously available share, journaled
+        // (server/state/handle_journal.h) so that it survives a restart of the server.
+        bool persistent = false;
+        std::string share;  // the share's name (a restored open has no tree until reconnected)
     };
     Durability durable;
 
@@ -154,6 +158,11 @@ class OpenTable {
     std::vector<std::shared_ptr<Open>> remove_if(const std::function<bool(const Open&)>& pred);
     bool any_of(const std::function<bool(const Open&)>& pred);
     std::shared_ptr<Open> find_first(const std::function<bool(const Open&)>& pred);
+    std::vector<std::shared_ptr<Open>> find_all(const std::function<bool(const Open&)>& pred);
+    // A persistent handle of an earlier run (server/persistent_handles.h), disconnected: it
+    // keeps its FileId.Persistent and gets a new volatile id. The table's own epoch moves away
+    // from that handle's, so that no new FileId can equal it.
+    void insert_restored(const std::shared_ptr<Open>& open, uint64_t persistent_id);
     // A handle named by a client (MS-SMB2 3.3.5.9.7 / 3.3.5.9.12 reconnects): the open whose
     // FileId.Persistent is `persistent_id`, connected or not.
     std::shared_ptr<Open> find_persistent(uint64_t persistent_id);
@@ -179,6 +188,9 @@ class OpenTable {
     std::unordered_map<uint64_t, size_t> per_session_;
     uint64_t next_ = 1;
     uint64_t epoch_;  // epoch << 32
+    // Restored persistent handles: FileId.Persistent -> volatile id (entries of closed ones
+    // are dropped when looked up).
+    std::unordered_map<uint64_t, uint64_t> restored_;
 };
 
 }  // namespace daxsmbd::server

@@ -13,6 +13,7 @@ namespace daxsmbd::server {
 namespace vfs {
 class ShareRoot;
 }
+class HandleJournal;  // server/state/handle_journal.h
 
 struct Share {
     ShareConfig config;
@@ -27,6 +28,9 @@ struct Share {
     // mappings: "rdma into pmem = auto" and the start-up probe found an RDMA device that
     // registers them (On-Demand Paging). Set before the SMB Direct listeners accept.
     bool rdma_direct = false;
+    // "continuous availability = yes": the journal of the share's persistent handles, opened
+    // at start (server/persistent_handles.h).
+    std::shared_ptr<HandleJournal> journal;
 };
 
 }  // namespace daxsmbd::server

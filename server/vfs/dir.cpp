@@ -102,6 +102,7 @@ Result<std::optional<DirEntry>> DirectoryCursor::next(std::string_view pattern) 
         std::string_view name = de->d_name;
         if (name == "." || name == "..") continue;
         if (!is_representable_name(name)) continue;
+        if (dir_rel_.empty() && is_reserved_root_name(*root_, name)) continue;
         if (!wildcard_match(pattern, name, ci)) continue;
         if (auto e = describe(de->d_name)) return std::optional<DirEntry>(std::move(*e));
     }

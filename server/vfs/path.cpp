@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -56,6 +57,16 @@ NtStatus check_file_name(std::string_view name) {
         if (is_invalid_name_char(c) || c == '\\' || c == ':') return NtStatus::ObjectNameInvalid;
     if (name.size() > kMaxComponentBytes) return NtStatus::NameTooLong;
     return NtStatus::Success;
+}
+
+bool is_reserved_root_name(const ShareRoot& root, std::string_view name) {
+    const std::string& r = root.options().reserved_root_name;
+    if (r.empty() || r.size() != name.size()) return false;
+    for (size_t i = 0; i < r.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(r[i])) !=
+            std::tolower(static_cast<unsigned char>(name[i])))
+            return false;
+    return true;
 }
 
 bool is_representable_name(std::string_view name) {
@@ -158,6 +169,7 @@ Result<ResolvedPath> resolve_path(const ShareRoot& root, const SmbPath& path) {
     for (size_t i = 0; i < n; ++i) {
         const std::string& comp = path.components[i];
         const bool last = i + 1 == n;
+        if (i == 0 && is_reserved_root_name(root, comp)) return Error(NtStatus::AccessDenied);
         // Directories on the way must be directories; the final name too when the client wrote
         // a trailing backslash.
         const int flags = O_PATH | ((!last || path.trailing_separator) ? O_DIRECTORY : 0);

@@ -75,6 +75,10 @@ NtStatus check_file_name(std::string_view name);
 // "..", and no character that check_file_name() refuses (including '\' and ':').
 bool is_representable_name(std::string_view name);
 
+// True when `name` (a component in the share's root) is the share's reserved name
+// (ShareOptions::reserved_root_name).
+bool is_reserved_root_name(const ShareRoot& root, std::string_view name);
+
 struct ResolvedPath {
     std::string rel;      // on-disk path below the root, '/'-separated; "" = the root
     std::string parent;   // on-disk path of the parent directory ("" = the root, also for the root)

@@ -20,6 +20,10 @@ struct ShareOptions {
     // "case sensitive" share option: false (default) = a name that does not exist with the
     // exact case is looked up case-insensitively in its directory (see path.h).
     bool case_sensitive = false;
+    // A name in the share's root that belongs to the server, not to clients (the persistent
+    // handle journal's directory): not listed, and a path through it is refused (ACCESS_DENIED).
+    // Compared ignoring case. Empty: none.
+    std::string reserved_root_name;
 };
 
 // Space numbers for FileFsSizeInformation / FileFsFullSizeInformation (MS-FSCC 2.5.8, 2.5.4),

@@ -1,11 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "server/vfs/dir.h"
+#include "server/vfs/path.h"
 #include "tests/unit/server/vfs_test_util.h"
 
 namespace daxsmbd::server::vfs {
@@ -162,11 +164,37 @@ TEST_F(VfsDir, PatternFilters) {
     c->rewind();
     EXPECT_EQ(names(*c, "."), std::vector<std::string>{"."});
 
-    auto cs_root = ShareRoot::open(share_, ShareOptions{true});
+    auto cs_root = ShareRoot::open(share_, ShareOptions{true, {}});
     ASSERT_TRUE(cs_root.ok());
     auto cs = DirectoryCursor::open(*cs_root, "");
     ASSERT_TRUE(cs.ok());
     EXPECT_EQ(names(*cs, "*.txt"), std::vector<std::string>{"a.txt"});
+}
+
+TEST_F(VfsDir, ReservedRootNameIsNeitherListedNorReachable) {
+    share_dir(".daxsmbd");
+    share_file(".daxsmbd/state", "server only");
+    share_dir("sub");
+    share_dir("sub/.daxsmbd");  // only the root's is reserved
+    auto r = ShareRoot::open(share_, ShareOptions{false, ".daxsmbd"});
+    ASSERT_TRUE(r.ok());
+    auto c = DirectoryCursor::open(*r, "");
+    ASSERT_TRUE(c.ok());
+    auto n = names(*c, "*");
+    EXPECT_EQ(std::count(n.begin(), n.end(), ".daxsmbd"), 0);
+    EXPECT_EQ(std::count(n.begin(), n.end(), "sub"), 1);
+    for (const char* p : {".daxsmbd", ".DAXSMBD\\state", ".daxsmbd\\state"}) {
+        auto sp = parse_smb_path(p);
+        ASSERT_TRUE(sp.ok());
+        EXPECT_EQ(resolve_path(*r, *sp).status(), NtStatus::AccessDenied) << p;
+    }
+    auto sub = DirectoryCursor::open(*r, "sub");
+    ASSERT_TRUE(sub.ok());
+    auto sn = names(*sub, ".daxsmbd");
+    EXPECT_EQ(sn, std::vector<std::string>{".daxsmbd"});
+    auto sp = parse_smb_path("sub\\.daxsmbd");
+    ASSERT_TRUE(sp.ok());
+    EXPECT_TRUE(resolve_path(*r, *sp).ok());
 }
 
 TEST_F(VfsDir, SymlinksInsideFollowedOutsideNot) {

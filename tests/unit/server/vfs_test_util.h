@@ -55,7 +55,7 @@ class VfsTest : public ::testing::Test {
     }
 
     ShareRoot open_share(bool case_sensitive = false) {
-        auto r = ShareRoot::open(share_, ShareOptions{case_sensitive});
+        auto r = ShareRoot::open(share_, ShareOptions{case_sensitive, {}});
         EXPECT_TRUE(r.ok()) << status_name(r.status());
         return std::move(r).value();
     }
