@@ -1,15 +1,19 @@
 #!/bin/bash
-# Durable handles with the Linux kernel client, in one boot of the VM guest (tests/vm/
-# guest_handles.sh does the work): a plain share mounted with the client's default cache mode
-# (it asks for a lease and a durable handle), a 64 MiB copy onto it (dd, 1 MiB O_DIRECT writes),
-# the server's end of the TCP connection killed 1-2 s into the copy (ss -K) while the client
-# waits for a WRITE response. The client reconnects and re-binds its open
-# (the server logs "durable handle '...' kept for N ms after its connection was lost", then
-# "... reconnected (vN)"); the copy ends well and the file on the server's disk has the
-# source's sha256. (With "durable handles = no" the copy ends well too, the client opening the
-# file anew, and only the two log checks fail: they are the proof.)
+# Durable and persistent handles with the Linux kernel client, in one boot of the VM guest
+# (tests/vm/guest_handles.sh does the work). Each scenario is a 64 MiB copy (dd, 1 MiB
+# O_DIRECT writes) onto a share mounted with the client's default cache mode, cut off 1-2 s in
+# while the client waits for a WRITE response:
+#   - durable: a plain share (the client asks for a lease and a durable handle); the server's
+#     end of the TCP connection is killed (ss -K). The server logs "durable handle '...' kept
+#     for N ms after its connection was lost", then "... reconnected (vN)".
+#   - persistent: "continuous availability = yes" (the client asks for a persistent handle);
+#     the server is killed with SIGKILL and started again. The new server logs "1 persistent
+#     handles restored" and then the reconnect.
+# Each copy ends well and the file on the server's disk has the source's sha256. (Without the
+# handles the copies end well too, the client opening the file anew, and only the log checks
+# fail: they are the proof.)
 #
-#   tests/vm/handles.sh        (as root; one boot, about 1-3 minutes under TCG)
+#   tests/vm/handles.sh        (as root; one boot, about 2-4 minutes under TCG)
 #
 # Environment: lib.sh's and run-in-vm.sh's (GUEST, VM_TIMEOUT, VM_CONSOLE=1, KEEP=1).
 # Exit status: the guest script's (0: every check passed).

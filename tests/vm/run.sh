@@ -6,8 +6,9 @@
 #      client on a plain (non-DAX) share;
 #   2.+3. tests/vm/durability.sh: crash durability of DAX write-through writes (write, crash,
 #      verify on the same NVDIMM backing file);
-#   4. tests/vm/handles.sh: durable handles with the kernel client (a 64 MiB copy survives the
-#      server's end of its TCP connection being killed mid-copy);
+#   4. tests/vm/handles.sh: durable and persistent handles with the kernel client (a 64 MiB
+#      copy survives the server's end of its TCP connection being killed mid-copy, and on a
+#      continuously available share a SIGKILL and restart of the server);
 #   5. tests/vm/smbdirect.sh against daxsmbd, in the Debian 13 guest (SMBDIRECT_GUEST): its 7.x
 #      kernel client signs and seals over SMB Direct correctly (6.1's does not) and its rxe has
 #      On-Demand Paging, so the DAX share runs in direct mode.
