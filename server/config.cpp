@@ -499,6 +499,10 @@ const GlobalKey kGlobalKeys[] =
          [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
              return set_uint(st.cfg.global.max_trees_per_session, key, v, 1, 65534);
          }},
+        {"maxdurablehandlesperclient",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.max_durable_per_client, key, v, 1, 1000000);
+         }},
         {"maxlocksperopen",
          [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
              return set_uint(st.cfg.global.max_locks_per_open, key, v, 1, 1000000);

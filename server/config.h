@@ -125,7 +125,10 @@ struct GlobalConfig {
     unsigned max_opens_per_session = 16384;       // "max opens per session"
     unsigned max_trees_per_session = 1024;        // "max tree connects per session"
     unsigned max_locks_per_open = 16384;          // "max locks per open" (byte ranges)
-    unsigned max_async_per_connection = 512;      // "max async requests per connection"
+    // "max durable handles per client": durable and persistent handles, connected or not, of
+    // one ClientGuid; past it a CREATE gets its open without durability.
+    unsigned max_durable_per_client = 16384;
+    unsigned max_async_per_connection = 512;  // "max async requests per connection"
     // "max bytes in flight per connection": request and READ response bytes of the requests a
     // connection has in processing; past it the server stops reading that connection's socket
     // until some complete (TCP backpressure).

@@ -53,6 +53,7 @@ Limits Limits::from(const GlobalConfig& g) {
     l.max_async_per_connection = g.max_async_per_connection;
     l.max_trees_per_session = g.max_trees_per_session;
     l.max_locks_per_open = g.max_locks_per_open;
+    l.max_durable_per_client = g.max_durable_per_client;
     l.max_bytes_in_flight = g.max_bytes_in_flight;
     return l;
 }

@@ -61,6 +61,7 @@ struct Limits {
     size_t max_async_per_connection = 512;
     size_t max_trees_per_session = 1024;
     size_t max_locks_per_open = 16384;
+    size_t max_durable_per_client = 16384;
     uint64_t max_bytes_in_flight = 32u << 20;
 
     static Limits from(const GlobalConfig& g);

@@ -68,6 +68,12 @@ void grant_durability(RequestContext& ctx, const CreateContextRequests& c,
     // A persistent handle needs no batch oplock or HANDLE lease (3.3.5.9.10).
     const bool persistent = persistent_granted(ctx, c);
     if (!persistent && !may_be_durable(held)) return;
+    const size_t max = ctx.server.limits().max_durable_per_client;
+    if (!ctx.server.opens.claim_durable(open, ctx.conn.state.client_guid, max)) {
+        ctx.log().info("limit 'max durable handles per client' (", max, ") reached; '",
+                       open->local.path, "' opened without durability");
+        return;
+    }
     auto& d = open->durable;
     d.owner = durable_owner(*ctx.session);
     d.client_guid = ctx.conn.state.client_guid;

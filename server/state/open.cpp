@@ -34,6 +34,35 @@ void OpenTable::insert(const std::shared_ptr<Open>& open) {
     ++per_session_[open->session_id];
 }
 
+void OpenTable::uncount_durable(const Open& o) {
+    if (!o.durable.counted) return;
+    auto it = durable_per_client_.find(o.durable.client_guid);
+    if (it != durable_per_client_.end() && --it->second == 0) durable_per_client_.erase(it);
+}
+
+bool OpenTable::claim_durable(const std::shared_ptr<Open>& open, const protocol::Guid& client,
+                              size_t max) {
+    std::lock_guard lk(mu_);
+    auto it = opens_.find(open->id.volatile_);
+    if (it == opens_.end() || it->second != open) return false;
+    if (open->durable.counted) return true;
+    size_t& n = durable_per_client_[client];
+    if (n >= max) {
+        if (n == 0) durable_per_client_.erase(client);
+        return false;
+    }
+    ++n;
+    open->durable.counted = true;
+    open->durable.client_guid = client;
+    return true;
+}
+
+size_t OpenTable::durable_count(const protocol::Guid& client) {
+    std::lock_guard lk(mu_);
+    auto it = durable_per_client_.find(client);
+    return it == durable_per_client_.end() ? 0 : it->second;
+}
+
 void OpenTable::uncount(const Open& o) {
     auto it = per_session_.find(o.session_id);
     if (it != per_session_.end() && --it->second == 0) per_session_.erase(it);
@@ -58,6 +87,7 @@ std::shared_ptr<Open> OpenTable::remove(uint64_t volatile_id) {
     auto o = std::move(it->second);
     opens_.erase(it);
     uncount(*o);
+    uncount_durable(*o);
     // A READ parked on a closed pipe ends (STATUS_PIPE_BROKEN).
     if (o->local.pipe) o->local.pipe->wake_reader();
     return o;
@@ -70,6 +100,7 @@ std::vector<std::shared_ptr<Open>> OpenTable::remove_if(
     for (auto it = opens_.begin(); it != opens_.end();) {
         if (pred(*it->second)) {
             uncount(*it->second);
+            uncount_durable(*it->second);
             out.push_back(std::move(it->second));
             it = opens_.erase(it);
         } else {
@@ -117,6 +148,8 @@ void OpenTable::insert_restored(const std::shared_ptr<Open>& open, uint64_t pers
     open->durable.disconnected = true;
     opens_.emplace(id, open);
     restored_[persistent_id] = id;
+    ++durable_per_client_[open->durable.client_guid];
+    open->durable.counted = true;
 }
 
 std::shared_ptr<Open> OpenTable::find_persistent(uint64_t persistent_id) {
@@ -172,6 +205,7 @@ std::shared_ptr<Open> OpenTable::remove_disconnected(uint64_t volatile_id, uint6
         return nullptr;
     auto o = std::move(it->second);
     opens_.erase(it);
+    uncount_durable(*o);
     return o;
 }
 

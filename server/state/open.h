@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -125,6 +126,9 @@ struct Open {
         // (server/state/handle_journal.h) so that it survives a restart of the server.
         bool persistent = false;
         std::string share;  // the share's name (a restored open has no tree until reconnected)
+        // Counted in its client's durable handles (OpenTable::claim_durable); under the
+        // OpenTable's lock.
+        bool counted = false;
     };
     Durability durable;
 
@@ -176,12 +180,18 @@ class OpenTable {
     // Removes `open` if it is still disconnected since disconnect number `generation`.
     std::shared_ptr<Open> remove_disconnected(uint64_t volatile_id, uint64_t generation);
     size_t disconnected_count();
+    // Counts open `open` (in the table) among the durable handles of its client `client`
+    // unless that client holds `max` already ("max durable handles per client"): false then,
+    // and the open is not to be made durable. The count drops when the open leaves the table.
+    bool claim_durable(const std::shared_ptr<Open>& open, const protocol::Guid& client, size_t max);
+    size_t durable_count(const protocol::Guid& client);
     size_t size();
     // Opens of one session (the "max opens per session" limit), without a scan.
     size_t count_for_session(uint64_t session_id);
 
   private:
-    void uncount(const Open& o);  // mu_ held
+    void uncount(const Open& o);          // mu_ held
+    void uncount_durable(const Open& o);  // mu_ held
 
     std::mutex mu_;
     std::unordered_map<uint64_t, std::shared_ptr<Open>> opens_;
@@ -191,6 +201,7 @@ class OpenTable {
     // Restored persistent handles: FileId.Persistent -> volatile id (entries of closed ones
     // are dropped when looked up).
     std::unordered_map<uint64_t, uint64_t> restored_;
+    std::map<protocol::Guid, size_t> durable_per_client_;
 };
 
 }  // namespace daxsmbd::server

@@ -211,5 +211,64 @@ TEST(E2ePersistent, ShareWithoutContinuousAvailabilityNeverGrantsPersistence) {
     EXPECT_FALSE(durable_of(c.body));
 }
 
+// A durable (not persistent) request on the plain share "data": a RWH lease makes it durable.
+CreateRequest durable_create(const std::string& name, uint8_t key, uint32_t timeout_ms) {
+    CreateRequest r;
+    r.name = name;
+    r.requested_oplock_level = oplock_level::kLease;
+    r.desired_access = kRw;
+    r.share_access = share_access::kAll;
+    r.create_disposition = create_disposition::kOpenIf;
+    LeaseContext l;
+    l.version = 2;
+    l.lease_key = guid(key);
+    l.lease_state =
+        lease_state::kReadCaching | lease_state::kWriteCaching | lease_state::kHandleCaching;
+    r.contexts.add(l);
+    DurableHandleRequestV2 d;
+    d.create_guid = guid(uint8_t(key + 1));
+    d.timeout = timeout_ms;
+    r.contexts.add(d);
+    return r;
+}
+
+TEST(E2eDurableLimits, DurableHandlesPerClientAreBoundedAndAFloodExpiresOnTime) {
+    TestServer::Options o;
+    o.configure = [](server::Config& c) { c.global.max_durable_per_client = 40; };
+    TestServer srv(o);
+    ASSERT_TRUE(srv.ok()) << srv.error();
+    auto& opens = srv.server().opens;
+    auto a = login(srv, 7, "data");
+    size_t durable = 0;
+    for (int i = 0; i < 60; ++i) {
+        auto c =
+            a.client->create(durable_create("flood-" + std::to_string(i), uint8_t(2 * i), 300));
+        ASSERT_TRUE(c.ok()) << status_name(c.status);
+        durable += durable_of(c.body).has_value();
+    }
+    // Past the limit the opens work, without durability.
+    EXPECT_EQ(durable, 40u);
+    EXPECT_EQ(opens.durable_count(guid(7)), 40u);
+    // Another client has a budget of its own.
+    auto b = login(srv, 8, "data");
+    auto cb = b.client->create(durable_create("other", 0xF0, 300));
+    ASSERT_TRUE(cb.ok());
+    EXPECT_TRUE(durable_of(cb.body));
+    EXPECT_TRUE(b.client->close(cb.body.file_id).ok());
+    EXPECT_EQ(opens.durable_count(guid(8)), 0u);
+
+    a.client->disconnect();  // lost, not logged off: the 40 durable ones stay, disconnected
+    for (int i = 0; i < 100 && opens.disconnected_count() < 40; ++i)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(opens.disconnected_count(), 40u);
+    // ... until their 300 ms are over; then nothing is left of them.
+    for (int i = 0; i < 300 && opens.size() > 0; ++i)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(opens.size(), 0u);
+    EXPECT_EQ(opens.durable_count(guid(7)), 0u);
+    EXPECT_EQ(srv.server().files.file_count(), 0u);
+    EXPECT_EQ(srv.server().files.lease_count(), 0u);
+}
+
 }  // namespace
 }  // namespace daxsmbd::client

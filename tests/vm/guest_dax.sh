@@ -19,10 +19,40 @@ log level = 1
 path = /mnt/pmem/share
 read only = no
 dax = on
+continuous availability = yes
 [plain]
 path = /srv/plain
 read only = no
 dax = auto"
+
+# The [dax] share is continuously available: its persistent handle journal is a MAP_SYNC
+# mapping on the NVDIMM. A file held open by the kernel client (on /mnt/cifs) survives a SIGKILL
+# and restart of the server: the new server restores the handle, the client reconnects it and
+# goes on writing through the same descriptor.
+persistent_handle_survives_restart() {
+    local fs=$1
+    check "$fs: the persistent handle journal is mapped on the NVDIMM" \
+        grep -q 'persistent handles in /mnt/pmem/share/.daxsmbd/persistent-handles.pmem (mapped)' "$SLOG"
+    exec 9<>/mnt/cifs/held.bin
+    printf 'before the restart\n' >&9
+    kill -KILL "$SPID"
+    wait "$SPID" 2>/dev/null
+    SPID=
+    if ! server_start "$fs-restarted" "$CONF"; then
+        bad "$fs: server restart after SIGKILL"
+        exec 9>&-
+        return
+    fi
+    check "$fs: the restarted server restored the persistent handle" \
+        grep -q '1 persistent handles restored' "$SLOG"
+    timeout 60 sh -c 'printf "after the restart\n" >&9' || bad "$fs: write through the held descriptor"
+    exec 9>&-
+    check "$fs: the client reconnected the persistent handle" \
+        grep -q "durable handle 'held.bin' reconnected (v2)" "$SLOG"
+    check "$fs: the held file has both writes" \
+        test "$(cat /mnt/pmem/share/held.bin)" = "$(printf 'before the restart\nafter the restart')"
+    rm -f /mnt/cifs/held.bin
+}
 
 for fs in ext4 xfs; do
     echo "== $fs -o dax"
@@ -99,6 +129,17 @@ for fs in ext4 xfs; do
     server_stop
     check "$fs: shutdown stats line" grep -q 'dax: reads=[1-9]' "$SLOG"
     check "$fs: server survived (no crash)" sh -c "! grep -q -E 'Segmentation|Bus error|AddressSanitizer' '$SLOG'"
+    if [ "$fs" = ext4 ] && server_start "$fs-persistent" "$CONF"; then
+        if cifs_mount dax /mnt/cifs; then
+            persistent_handle_survives_restart "$fs"
+            # The client may still be closing the reconnected handle (deferred close).
+            umount /mnt/cifs || { sleep 3; umount /mnt/cifs; } || umount -l /mnt/cifs
+        else
+            bad "$fs: kernel client mount for the persistent handle"
+        fi
+        server_stop
+        check "$fs: restarted server survived (no crash)" sh -c "! grep -q -E 'Segmentation|Bus error|AddressSanitizer' '$SLOG'"
+    fi
     umount /mnt/pmem
 done
 
