@@ -28,7 +28,7 @@ Result<std::shared_ptr<Open>> RequestContext::find_open(const protocol::FileId& 
         return Error(NtStatus::FileClosed);
     if (tree && o->tree_id != tree->id) return Error(NtStatus::FileClosed);
     related_file_id = fid;
-    if (!sequenced_open) {
+    if (!sequence_admitted) {
         // The first open a request names: the request is counted under its ChannelSequence.
         if (!admit_sequence(o)) return Error(NtStatus::FileNotAvailable);
         // MS-SMB2 3.3.5.9.10: a request on the open shows the client got its CREATE response;
@@ -39,6 +39,7 @@ Result<std::shared_ptr<Open>> RequestContext::find_open(const protocol::FileId& 
 }
 
 bool RequestContext::admit_sequence(const std::shared_ptr<Open>& o) {
+    sequence_admitted = true;
     sequenced_open = o;
     // MS-SMB2 3.3.5.2.10: only the SMB 3.x dialects carry a ChannelSequence.
     if (!protocol::is_smb3(dialect())) return true;
@@ -54,8 +55,8 @@ bool RequestContext::admit_sequence(const std::shared_ptr<Open>& o) {
 }
 
 void RequestContext::finish_sequence() {
-    if (sequenced_open && sequence_ticket)
-        sequenced_open->channel_sequence.finish(*sequence_ticket);
+    if (auto o = sequenced_open.lock(); o && sequence_ticket)
+        o->channel_sequence.finish(*sequence_ticket);
     sequence_ticket.reset();
     sequenced_open.reset();
 }

@@ -169,8 +169,10 @@ class RequestContext {
 
     protocol::ByteVector& out_;
     protocol::ByteWriter writer_;
-    // The open this request is counted on (find_open), and its count.
-    std::shared_ptr<Open> sequenced_open;
+    // The open this request is counted on (find_open), and its count. Weak: a request must not
+    // keep an open alive (a LOCK waiting on it ends when the open is closed).
+    std::weak_ptr<Open> sequenced_open;
+    bool sequence_admitted = false;
     std::optional<ChannelSequence::Ticket> sequence_ticket;
 };
 
