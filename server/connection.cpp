@@ -38,8 +38,10 @@ void Connection::close(std::string_view reason) {
     transport->close();
     watchdog_timer_.cancel();
     reader_wake_->notify();
-    for (auto& [pid, p] : pending_by_mid_)
+    for (auto& [pid, p] : pending_by_mid_) {
+        p->connection_lost = true;
         p->cancel();
+    }
     // Each session this connection is a channel of loses the channel; a session whose last
     // channel this was ends with its opens. A session with other channels lives on.
     while (!channels.empty())
@@ -819,6 +821,7 @@ asio::awaitable<NtStatus> Connection::dispatch(RequestContext& ctx, const Handle
     frame_of_[&ctx] = &fs;
     NtStatus status = co_await info.fn(ctx);
     frame_of_.erase(&ctx);
+    ctx.finish_sequence();
     co_return status;
 }
 

@@ -1,5 +1,6 @@
 #include "server/connection.h"
 #include "server/handlers/handler.h"
+#include "server/log.h"
 #include "server/server.h"
 
 namespace daxsmbd::server {
@@ -27,7 +28,37 @@ Result<std::shared_ptr<Open>> RequestContext::find_open(const protocol::FileId& 
         return Error(NtStatus::FileClosed);
     if (tree && o->tree_id != tree->id) return Error(NtStatus::FileClosed);
     related_file_id = fid;
+    if (!sequence_admitted) {
+        // The first open a request names: the request is counted under its ChannelSequence.
+        if (!admit_sequence(o)) return Error(NtStatus::FileNotAvailable);
+        // MS-SMB2 3.3.5.9.10: a request on the open shows the client got its CREATE response;
+        // a replay of that CREATE is a new open from now on.
+        o->replay_eligible.store(false, std::memory_order_relaxed);
+    }
     return o;
+}
+
+bool RequestContext::admit_sequence(const std::shared_ptr<Open>& o) {
+    sequence_admitted = true;
+    sequenced_open = o;
+    // MS-SMB2 3.3.5.2.10: only the SMB 3.x dialects carry a ChannelSequence.
+    if (!protocol::is_smb3(dialect())) return true;
+    bool refused = false;
+    sequence_ticket = o->channel_sequence.admit(header.channel_sequence(),
+                                                header.flags & protocol::flags::kReplayOperation,
+                                                handler_for(header.command).modifies, &refused);
+    if (refused)
+        log().debug(protocol::command_name(header.command), " with stale ChannelSequence ",
+                    header.channel_sequence(), " (open's ", o->channel_sequence.sequence(),
+                    "): FILE_NOT_AVAILABLE");
+    return !refused;
+}
+
+void RequestContext::finish_sequence() {
+    if (auto o = sequenced_open.lock(); o && sequence_ticket)
+        o->channel_sequence.finish(*sequence_ticket);
+    sequence_ticket.reset();
+    sequenced_open.reset();
 }
 
 protocol::Dialect RequestContext::dialect() const {

@@ -28,6 +28,7 @@
 #include "server/state/file_table.h"
 #include "server/state/lock_table.h"
 #include "server/state/open.h"
+#include "server/state/replay.h"
 #include "server/state/session.h"
 #include "server/state/share.h"
 #include "server/transport.h"
@@ -125,6 +126,8 @@ class Server {
     LockTable locks;  // byte-range locks
     SessionTable sessions;
     OpenTable opens;
+    // DH2Q CREATEs still in progress, which a replay of them is told to retry (MS-SMB2 3.3.5.9.10).
+    PendingCreates pending_creates;
     // One FileMap per open file on a DAX share, and those of recently closed files ("dax map
     // cache files"/"dax map cache size"; swept for deleted files every kDaxSweepInterval).
     dax::MapRegistry dax_maps;

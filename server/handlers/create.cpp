@@ -665,6 +665,36 @@ NtStatus create_refused(RequestContext& ctx, const CreateParams& p, const Share&
     return st;
 }
 
+// A DH2Q CREATE in progress, in PendingCreates while it runs (MS-SMB2 3.3.5.9.10).
+class PendingCreate {
+  public:
+    PendingCreate(PendingCreates& table, std::optional<ReplayKey> key)
+        : table_(table), key_(std::move(key)) {
+        if (key_ && !table_.begin(*key_)) {
+            admitted_ = false;
+            key_.reset();
+        }
+    }
+    ~PendingCreate() {
+        if (key_) table_.end(*key_);
+    }
+    PendingCreate(const PendingCreate&) = delete;
+    PendingCreate& operator=(const PendingCreate&) = delete;
+    // False: a CREATE with the same ClientGuid and CreateGuid is in progress.
+    bool admitted() const { return admitted_; }
+
+  private:
+    PendingCreates& table_;
+    std::optional<ReplayKey> key_;
+    bool admitted_ = true;
+};
+
+// The request's connection closed, but its session goes on over other channels.
+bool outlives_channel(const RequestContext& ctx) {
+    return ctx.pending && ctx.pending->connection_lost && ctx.session &&
+           ctx.session->state == Session::State::Valid && ctx.session->channel_count() > 0;
+}
+
 // MS-SMB2 3.3.5.9 / 3.3.4.6: an open that breaks oplocks waits, async, until their holders
 // acknowledge (or close, or run out of time), then tries again (`res` is the new attempt's
 // outcome). Success, or the status the request ends with at once (not allowed to go async,
@@ -680,13 +710,28 @@ asio::awaitable<NtStatus> wait_for_oplock_breaks(
     while (!res && res.status() == NtStatus::OplockBreakInProgress && break_file) {
         if (files.when_breaks_resolved(*break_file, wake->waker())) {
             const bool woken = co_await wake->wait(deadline);
-            if (ctx.cancelled()) co_return NtStatus::Cancelled;
+            if (ctx.cancelled() && !outlives_channel(ctx)) co_return NtStatus::Cancelled;
             if (!woken) files.expire_breaks(*break_file);  // MS-SMB2 3.3.2.1
         }
         break_file.reset();
         res = co_await ctx.blocking(open_file);
     }
     co_return NtStatus::Success;
+}
+
+// What a replay of this CREATE is answered with (MS-SMB2 3.3.5.9.10), and its
+// Open.ChannelSequence (3.3.5.2.10); before the open is published.
+void remember_for_replay(const RequestContext& ctx, const CreateContextRequests& contexts,
+                         const CreateOutcome& res) {
+    Open& open = *res.open;
+    if (is_smb3(ctx.dialect())) open.channel_sequence.reset(ctx.header.channel_sequence());
+    auto key = replay_key(ctx, contexts);
+    if (!key) return;
+    ReplayRecord r;
+    r.key = *key;
+    if (contexts.lease) r.lease_key = contexts.lease->lease_key;
+    r.create_action = res.create_action;
+    open.replay = r;
 }
 
 // The new open joins the session's, tree's and connection's opens.
@@ -724,6 +769,8 @@ asio::awaitable<NtStatus> respond_created(RequestContext& ctx, const CreateReque
         co_return create_refused(ctx, p, *ctx.tree->share, st.status());
     }
     resp.create_action = res.create_action;
+    // From now on a replay of this CREATE gets this open (MS-SMB2 3.3.5.9.10).
+    if (open->replay) open->replay_eligible.store(true, std::memory_order_release);
     fill_times(resp, res.info);
     resp.file_id = open->id;
     resp.contexts = encode_create_response_contexts(contexts, res.maximal_access, res.info, grants);
@@ -732,6 +779,10 @@ asio::awaitable<NtStatus> respond_created(RequestContext& ctx, const CreateReque
                     res.create_action);
     co_return NtStatus::Success;
 }
+
+asio::awaitable<NtStatus> open_or_create(RequestContext& ctx, const CreateRequest& req,
+                                         const std::shared_ptr<Share>& share,
+                                         CreateContextRequests& contexts);
 
 }  // namespace
 
@@ -747,15 +798,27 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     auto contexts = decode_create_contexts(req->contexts);
     if (!contexts) co_return contexts.status();
     if (contexts->reconnect()) co_return co_await reconnect_durable(ctx, *req, *contexts);
-    if (auto replayed = replayed_create(ctx, *contexts))
-        co_return co_await respond_replayed(ctx, replayed);
-    CreateParams p = create_params(ctx, *req, *share, *contexts);
-    p.lease = requested_lease(ctx, *req, *contexts);
-    close_earlier_app_instance(ctx, *contexts, req->name);
+    auto replayed = replayed_create(ctx, *contexts);
+    if (replayed.refusal != NtStatus::Success) co_return replayed.refusal;
+    if (replayed.open) co_return co_await respond_replayed(ctx, *req, *contexts, replayed.open);
+    // MS-SMB2 3.3.5.9.10: until this CREATE is done, a replay of it is told to retry.
+    PendingCreate in_progress(ctx.server.pending_creates, replay_key(ctx, *contexts));
+    if (!in_progress.admitted()) co_return NtStatus::FileNotAvailable;
+    co_return co_await open_or_create(ctx, *req, share, *contexts);
+}
+
+namespace {
+
+asio::awaitable<NtStatus> open_or_create(RequestContext& ctx, const CreateRequest& req,
+                                         const std::shared_ptr<Share>& share,
+                                         CreateContextRequests& contexts) {
+    CreateParams p = create_params(ctx, req, *share, contexts);
+    p.lease = requested_lease(ctx, req, contexts);
+    close_earlier_app_instance(ctx, contexts, req.name);
 
     if (auto st = validate_create(p); !st) co_return create_refused(ctx, p, *share, st.status());
     // MS-SMB2 3.3.5.9.4: no snapshot exists for any timestamp (no previous versions served).
-    if (contexts->timewarp) co_return create_refused(ctx, p, *share, NtStatus::ObjectNameNotFound);
+    if (contexts.timewarp) co_return create_refused(ctx, p, *share, NtStatus::ObjectNameNotFound);
 
     std::shared_ptr<const vfs::ShareRoot> root = share->root;
     FileTable& files = ctx.server.files;
@@ -775,11 +838,16 @@ asio::awaitable<NtStatus> create(RequestContext& ctx) {
     if (!res) co_return create_refused(ctx, p, *share, res.status());
 
     // The session, tree or connection may have gone while the pool worked: then nobody could
-    // ever close this open; dropping it here releases it.
-    if (ctx.conn.closed() || !ctx.session->find_tree(ctx.tree->id))
+    // ever close this open; dropping it here releases it. A connection that closed while the
+    // session goes on over other channels leaves the open to the session (the client replays
+    // the CREATE over another channel, smbtorture smb2.replay.dhv2-pending2*).
+    if ((ctx.conn.closed() && !outlives_channel(ctx)) || !ctx.session->find_tree(ctx.tree->id))
         co_return NtStatus::NetworkNameDeleted;
+    remember_for_replay(ctx, contexts, *res);
     register_open(ctx, res->open);
-    co_return co_await respond_created(ctx, *req, *res, *contexts, p);
+    co_return co_await respond_created(ctx, req, *res, contexts, p);
 }
+
+}  // namespace
 
 }  // namespace daxsmbd::server::handlers

@@ -130,17 +130,21 @@ NtStatus check_reconnect(RequestContext& ctx, const CreateContextRequests& c,
 }
 
 // The response to a CREATE that names an existing open (reconnect, replay): its times and
-// sizes now, action OPENED, its FileId.
+// sizes now, its FileId.
 asio::awaitable<void> respond_existing(RequestContext& ctx, const std::shared_ptr<Open>& open,
                                        CreateResponse resp, const CreateGrants& grants) {
     const int fd = open->local.fd;
     auto info = co_await ctx.blocking([fd] { return vfs::query_info(fd); });
     if (info) fill_times(resp, *info);
-    resp.create_action = create_action::kOpened;
     resp.file_id = open->id;
     resp.contexts = encode_create_response_contexts({}, 0, info ? *info : vfs::FileInfo{}, grants);
     resp.serialize(ctx.body());
     ctx.created_file_id = open->id;
+}
+
+bool holds_lease(const Open& o) {
+    const auto& reg = o.local.file_registration;
+    return reg && reg->table().held(reg->key(), reg->token()).lease.has_value();
 }
 
 }  // namespace
@@ -216,6 +220,7 @@ asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const CreateReq
     if (!ctx.server.opens.reconnect(open, ctx.session_id, ctx.tree, ctx.conn.id))
         co_return NtStatus::ObjectNameNotFound;  // lost a race with its expiry or another reconnect
     CreateResponse resp;
+    resp.create_action = create_action::kOpened;
     // No durable response context on a reconnect: Windows and Samba send none (smbtorture
     // smb2.durable-v2-open.reopen2 checks it).
     CreateGrants grants;
@@ -235,33 +240,69 @@ asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const CreateReq
     co_return NtStatus::Success;
 }
 
-std::shared_ptr<Open> replayed_create(RequestContext& ctx, const CreateContextRequests& c) {
-    // MS-SMB2 3.3.5.9.10: a replayed DH2Q (SMB2_FLAGS_REPLAY_OPERATION) whose CreateGuid names
-    // an open of this client and session is answered with that open instead of a second one.
-    if (!c.durable_v2 || !(ctx.header.flags & flags::kReplayOperation)) return nullptr;
-    const auto guid = c.durable_v2->create_guid;
-    const auto client = ctx.conn.state.client_guid;
-    const uint64_t sid = ctx.session_id;
-    auto found = ctx.server.opens.find_first([&](const Open& o) {
-        return o.durable.version == 2 && o.durable.create_guid == guid &&
-               o.durable.client_guid == client && o.session_id == sid;
-    });
-    return found;
+std::optional<ReplayKey> replay_key(const RequestContext& ctx, const CreateContextRequests& c) {
+    if (!c.durable_v2) return std::nullopt;
+    return ReplayKey{ctx.conn.state.client_guid, c.durable_v2->create_guid};
 }
 
-asio::awaitable<NtStatus> respond_replayed(RequestContext& ctx, const std::shared_ptr<Open>& open) {
+ReplayMatch replayed_create(RequestContext& ctx, const CreateContextRequests& c) {
+    ReplayMatch m;
+    const auto key = replay_key(ctx, c);
+    if (!key) return m;
+    const bool replay = ctx.header.flags & flags::kReplayOperation;
+    // The original CREATE is still in progress (waiting for a break): the client retries once
+    // it completed. Windows would answer a replay with ACCESS_DENIED or SHARING_VIOLATION;
+    // FILE_NOT_AVAILABLE is what the client's retry loop expects (Samba does the same,
+    // smbtorture smb2.replay.dhv2-pending*-sane).
+    if (ctx.server.pending_creates.contains(*key)) {
+        m.refusal = NtStatus::FileNotAvailable;
+        return m;
+    }
+    auto found = ctx.server.opens.find_first([&](const Open& o) {
+        return o.replay_eligible.load(std::memory_order_acquire) && o.replay &&
+               o.replay->key == *key;
+    });
+    if (!found) return m;
+    // MS-SMB2 3.3.5.9.10: the CreateGuid of an open the client may still replay, without
+    // SMB2_FLAGS_REPLAY_OPERATION, is a duplicate; a replay is answered with that open, on
+    // the session that made it.
+    if (!replay || found->session_id != ctx.session_id) {
+        m.refusal = NtStatus::DuplicateObjectId;
+        return m;
+    }
+    // A replay asking for a lease names the open's lease or none (smbtorture
+    // smb2.replay.replay-dhv2-oplock-lease, replay-dhv2-lease3).
+    if (c.lease && (found->replay->lease_key != c.lease->lease_key || !holds_lease(*found))) {
+        m.refusal = NtStatus::AccessDenied;
+        return m;
+    }
+    m.open = std::move(found);
+    return m;
+}
+
+asio::awaitable<NtStatus> respond_replayed(RequestContext& ctx, const CreateRequest& req,
+                                           const CreateContextRequests& c,
+                                           const std::shared_ptr<Open>& open) {
+    // The response of the original CREATE, as the replay asks: its CreateAction, the open's
+    // lease as it is now, the OplockLevel the replay asks for and durability only when that
+    // level could have had it (Samba answers so; smbtorture smb2.replay.replay-dhv2-oplock2).
     CreateResponse resp;
     CreateGrants grants;
-    if (const auto& reg = open->local.file_registration) {
+    resp.create_action = open->replay->create_action;
+    resp.oplock_level = req.requested_oplock_level;
+    const bool level_may_be_durable = req.requested_oplock_level == oplock_level::kBatch ||
+                                      req.requested_oplock_level == oplock_level::kLease;
+    if (const auto& reg = open->local.file_registration; reg && c.lease) {
         auto held = reg->table().held(reg->key(), reg->token());
-        resp.oplock_level = held.oplock;
-        if (held.lease && open->durable.lease_key)
-            grants.lease = lease_response(
-                LeaseId{ctx.conn.state.client_guid, *open->durable.lease_key}, *held.lease);
+        if (held.lease)
+            grants.lease = lease_response(LeaseId{ctx.conn.state.client_guid, c.lease->lease_key},
+                                          *held.lease);
     }
-    DurableHandleResponseV2 r;
-    r.timeout = open->durable.timeout_ms;
-    grants.durable_v2 = r;
+    if (open->durable.version == 2 && level_may_be_durable) {
+        DurableHandleResponseV2 r;
+        r.timeout = open->durable.timeout_ms;
+        grants.durable_v2 = r;
+    }
     co_await respond_existing(ctx, open, std::move(resp), grants);
     ctx.log().debug("replayed CREATE of '", open->local.path, "' answered with fid ",
                     open->id.volatile_);

@@ -39,11 +39,22 @@ Status grant_caching(RequestContext& ctx, const protocol::CreateRequest& req,
 asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const protocol::CreateRequest& req,
                                             const CreateContextRequests& contexts);
 
-// A replayed CREATE (SMB2_FLAGS_REPLAY_OPERATION) with a DH2Q whose CreateGuid names an open of
-// this client's session (MS-SMB2 3.3.5.9.10): that open, answered by respond_replayed() instead
-// of opening the file again; nullptr otherwise.
-std::shared_ptr<Open> replayed_create(RequestContext& ctx, const CreateContextRequests& contexts);
-asio::awaitable<NtStatus> respond_replayed(RequestContext& ctx, const std::shared_ptr<Open>& open);
+// The replay key of a CREATE with a DH2Q context (MS-SMB2 3.3.5.9.10).
+std::optional<ReplayKey> replay_key(const RequestContext& ctx, const CreateContextRequests& c);
+
+// A DH2Q CREATE whose CreateGuid names an open this client may still replay, or a CREATE in
+// progress (MS-SMB2 3.3.5.9.10): `open` for a replay (SMB2_FLAGS_REPLAY_OPERATION) to answer
+// with respond_replayed() instead of opening the file again; `refusal` when the CREATE fails
+// (FILE_NOT_AVAILABLE: the original is in progress; DUPLICATE_OBJECTID: not a replay;
+// ACCESS_DENIED: asks for another lease); neither for a CREATE like any other.
+struct ReplayMatch {
+    std::shared_ptr<Open> open;
+    NtStatus refusal = NtStatus::Success;
+};
+ReplayMatch replayed_create(RequestContext& ctx, const CreateContextRequests& contexts);
+asio::awaitable<NtStatus> respond_replayed(RequestContext& ctx, const protocol::CreateRequest& req,
+                                           const CreateContextRequests& contexts,
+                                           const std::shared_ptr<Open>& open);
 
 // MS-SMB2 3.3.5.9.13: a CREATE with an AppInstanceId closes the opens of the same file name on
 // the same share that carry that AppInstanceId (an earlier instance of the application), before

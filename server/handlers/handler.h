@@ -41,6 +41,8 @@ struct PendingRequest {
     uint64_t message_id = 0;
     uint64_t async_id = 0;  // non-zero once an interim response was sent
     bool cancelled = false;
+    // Cancelled because its connection closed (the session may go on over other channels).
+    bool connection_lost = false;
     // Wakes the handler while it is parked (server/wakeup.h); set by the handler before it parks.
     std::shared_ptr<Wakeup> waiter;
     void cancel() {
@@ -112,8 +114,13 @@ class RequestContext {
     bool suppress_response = false;
 
     // Resolves a FileId to an open of this session/tree; the related placeholder
-    // {~0,~0} resolves to the previous compound element's file (3.3.5.2.7.2).
+    // {~0,~0} resolves to the previous compound element's file (3.3.5.2.7.2). The first open a
+    // request names counts it under the open's ChannelSequence (MS-SMB2 3.3.5.2.10):
+    // STATUS_FILE_NOT_AVAILABLE for a WRITE, SET_INFO or IOCTL with a stale one.
     Result<std::shared_ptr<Open>> find_open(const protocol::FileId& id);
+    // Ends the request's count in Open.OutstandingRequestCount (the dispatcher, when the
+    // handler returns).
+    void finish_sequence();
 
     // Sends the interim STATUS_PENDING response now (3.3.4.2) and marks the request async;
     // the final response goes out when the handler returns. Fails (nothing sent) with the
@@ -158,8 +165,15 @@ class RequestContext {
     }
 
   private:
+    bool admit_sequence(const std::shared_ptr<Open>& o);
+
     protocol::ByteVector& out_;
     protocol::ByteWriter writer_;
+    // The open this request is counted on (find_open), and its count. Weak: a request must not
+    // keep an open alive (a LOCK waiting on it ends when the open is closed).
+    std::weak_ptr<Open> sequenced_open;
+    bool sequence_admitted = false;
+    std::optional<ChannelSequence::Ticket> sequence_ticket;
 };
 
 using Handler = asio::awaitable<NtStatus> (*)(RequestContext&);
@@ -193,6 +207,9 @@ struct HandlerInfo {
     bool body_on_error = false;
     // Opens a file that the related elements after it use (CREATE, MS-SMB2 3.3.5.2.7.2).
     bool opens_file = false;
+    // Changes the file: refused with a stale ChannelSequence (WRITE, SET_INFO, IOCTL; MS-SMB2
+    // 3.3.5.2.10).
+    bool modifies = false;
     // The payload that sets the credit charge (MS-SMB2 3.3.5.2.5; protocol/credit_charge.h),
     // or null when it cannot exceed 64 KiB.
     uint64_t (*payload_size)(protocol::Bytes elem) = nullptr;

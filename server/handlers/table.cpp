@@ -32,10 +32,13 @@ static const std::array<HandlerInfo, protocol::kCommandCount> kTable = [] {
     set(Command::Flush, {.fn = handlers::flush});
     set(Command::Read,
         {.fn = handlers::read, .returns_data = true, .payload_size = p::read_payload_size});
-    set(Command::Write, {.fn = handlers::write, .payload_size = p::write_payload_size});
+    set(Command::Write,
+        {.fn = handlers::write, .modifies = true, .payload_size = p::write_payload_size});
     set(Command::Lock, {.fn = handlers::lock, .on_expired_session = true});
-    set(Command::Ioctl,
-        {.fn = handlers::ioctl, .body_on_error = true, .payload_size = p::ioctl_payload_size});
+    set(Command::Ioctl, {.fn = handlers::ioctl,
+                         .body_on_error = true,
+                         .modifies = true,
+                         .payload_size = p::ioctl_payload_size});
     set(Command::Echo, {.fn = handlers::echo,
                         .needs_session = false,
                         .needs_tree = false,
@@ -46,7 +49,8 @@ static const std::array<HandlerInfo, protocol::kCommandCount> kTable = [] {
         {.fn = handlers::change_notify, .payload_size = p::change_notify_payload_size});
     set(Command::QueryInfo,
         {.fn = handlers::query_info, .payload_size = p::query_info_payload_size});
-    set(Command::SetInfo, {.fn = handlers::set_info, .payload_size = p::set_info_payload_size});
+    set(Command::SetInfo,
+        {.fn = handlers::set_info, .modifies = true, .payload_size = p::set_info_payload_size});
     set(Command::OplockBreak, {.fn = handlers::oplock_break, .may_be_unsigned = true});
     return t;
 }();

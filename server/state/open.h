@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "protocol/header.h"
+#include "server/state/replay.h"
 #include "server/state/session.h"
 
 namespace daxsmbd::server {
@@ -131,6 +132,15 @@ struct Open {
         bool counted = false;
     };
     Durability durable;
+
+    // Replay detection (server/state/replay.h): Open.ChannelSequence and its request counts
+    // (MS-SMB2 3.3.5.2.10); whether a replayed DH2Q CREATE may still be answered with this open
+    // (Open.IsReplayEligible, 3.3.5.9.10: until a request uses it, which shows the client got
+    // the CREATE response) and what that response carried.
+    // `replay` is set before the open is published (a DH2Q's, durable or not).
+    ChannelSequence channel_sequence;
+    std::optional<ReplayRecord> replay;
+    std::atomic<bool> replay_eligible{false};
 
     LocalOpen local;
 

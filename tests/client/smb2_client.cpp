@@ -355,6 +355,7 @@ uint64_t Smb2Client::add_element(Command cmd, const CallOptions& co) {
         h.credits = uint16_t(std::clamp<uint64_t>(ids + missing, 1, 0xFFFF));
     }
     h.flags = co.extra_flags | (co.related ? flags::kRelatedOperations : 0);
+    h.status = co.channel_sequence;
     h.message_id = mid;
     h.process_id = 0xFEFF;
     bool no_tree = cmd == Command::Negotiate || cmd == Command::SessionSetup ||

@@ -174,6 +174,7 @@ struct CallOptions {
     std::optional<uint64_t> session_id;      // instead of the current session
     std::optional<uint32_t> tree_id;         // instead of the current tree
     uint32_t extra_flags = 0;                // ORed into Flags
+    uint16_t channel_sequence = 0;           // ChannelSequence (3.x requests, MS-SMB2 2.2.1.2)
     uint64_t payload = 0;                    // bytes that decide the charge (MS-SMB2 3.1.5.2)
 };
 

@@ -314,22 +314,98 @@ TEST_F(E2eLease, ReplayedCreateWithTheSameCreateGuidGetsTheSameOpen) {
     auto first = a->create(r);
     ASSERT_TRUE(first.ok()) << status_name(first.status);
     // The client did not see the answer (a channel failed) and sends the CREATE again, flagged
-    // as a replay: the same open comes back, nothing new is opened and nothing is broken.
+    // as a replay: the same open comes back with the original CreateAction, nothing new is
+    // opened and nothing is broken.
     CallOptions co;
     co.extra_flags = flags::kReplayOperation;
     auto again = a->create(r, co);
     ASSERT_TRUE(again.ok()) << status_name(again.status);
     EXPECT_EQ(again.body.file_id, first.body.file_id);
+    EXPECT_EQ(again.body.create_action, first.body.create_action);
     EXPECT_EQ(again.body.oplock_level, oplock_level::kLease);
     EXPECT_EQ(lease_of(again.body)->lease_state, kRwh);
     EXPECT_EQ(open_count(), before + 1);
     EXPECT_FALSE(a->receive_raw(200ms).ok());
-    // Without the replay flag it is a new open of the same lease.
-    auto second = a->create(r);
-    ASSERT_TRUE(second.ok());
+    // Without the replay flag the CreateGuid is a duplicate (MS-SMB2 3.3.5.9.10).
+    EXPECT_EQ(a->create(r).status, NtStatus::DuplicateObjectId);
+    // Once the client used the open it got the response: a replay is a new open.
+    EXPECT_TRUE(a->read(first.body.file_id, 0, 1).status != NtStatus::FileClosed);
+    auto second = a->create(r, co);
+    ASSERT_TRUE(second.ok()) << status_name(second.status);
     EXPECT_NE(second.body.file_id, first.body.file_id);
+    EXPECT_EQ(open_count(), before + 2);
     EXPECT_TRUE(a->close(first.body.file_id).ok());
     EXPECT_TRUE(a->close(second.body.file_id).ok());
+}
+
+TEST_F(E2eLease, ReplayedCreateAnswersWithTheLevelItAsksForAndNamesTheSameLease) {
+    auto a = login(11);
+    CreateRequest r = with_durable_v2(lease_req("replay-level.dat", 0xB0, kRwh), 0xB1, 0);
+    auto first = a->create(r);
+    ASSERT_TRUE(first.ok()) << status_name(first.status);
+    CallOptions co;
+    co.extra_flags = flags::kReplayOperation;
+    // Another lease key: not the open's lease.
+    CreateRequest other = with_durable_v2(lease_req("replay-level.dat", 0xB2, kRwh), 0xB1, 0);
+    EXPECT_EQ(a->create(other, co).status, NtStatus::AccessDenied);
+    // No oplock asked for: none in the answer, and no durability either; the open keeps both.
+    CreateRequest plain;
+    plain.name = "replay-level.dat";
+    plain.desired_access = kRw;
+    plain.share_access = share_access::kAll;
+    plain.create_disposition = create_disposition::kOpenIf;
+    plain = with_durable_v2(plain, 0xB1, 0);
+    auto none = a->create(plain, co);
+    ASSERT_TRUE(none.ok()) << status_name(none.status);
+    EXPECT_EQ(none.body.file_id, first.body.file_id);
+    EXPECT_EQ(none.body.oplock_level, oplock_level::kNone);
+    EXPECT_FALSE(lease_of(none.body));
+    EXPECT_EQ(none.body.contexts.find(Bytes(create_context_name::kDurableHandleRequestV2)),
+              nullptr);
+    auto again = a->create(r, co);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(lease_of(again.body)->lease_state, kRwh);
+    EXPECT_NE(again.body.contexts.find(Bytes(create_context_name::kDurableHandleRequestV2)),
+              nullptr);
+    EXPECT_TRUE(a->close(first.body.file_id).ok());
+}
+
+TEST_F(E2eLease, ReplayOfAPendingCreateIsToldToRetry) {
+    auto holder = login(12);
+    auto a = login(13);
+    auto held = holder->create(lease_req("replay-pending.dat", 0xC0, kRwh));
+    ASSERT_TRUE(held.ok()) << status_name(held.status);
+    // A's CREATE breaks the holder's WRITE caching and waits for the acknowledgment.
+    CreateRequest r = with_durable_v2(lease_req("replay-pending.dat", 0xC1, kRwh), 0xC2, 0);
+    auto mid = a->send(Command::Create, r);
+    ASSERT_TRUE(mid.ok());
+    auto n = expect_lease_break(*holder);
+    EXPECT_EQ(n.new_lease_state, kRh);
+    ASSERT_EQ(a->wait_reply(*mid, /*return_interim=*/true).status, NtStatus::Pending);
+    // The replay must not open the file a second time while the original is in progress
+    // (MS-SMB2 3.3.5.9.10): FILE_NOT_AVAILABLE, at once, and the client retries.
+    CallOptions co;
+    co.extra_flags = flags::kReplayOperation;
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(a->create(r, co).status, NtStatus::FileNotAvailable);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+    // Without the replay flag it is refused the same way.
+    EXPECT_EQ(a->create(r).status, NtStatus::FileNotAvailable);
+
+    LeaseBreakAcknowledgment ack;
+    ack.lease_key = guid(0xC0);
+    ack.lease_state = kRh;
+    ASSERT_TRUE(holder->call(Command::OplockBreak, ack).ok());
+    auto done = a->wait_reply(*mid);
+    ASSERT_TRUE(done.ok()) << status_name(done.status);
+    auto body = CreateResponse::parse(done.msg);
+    ASSERT_TRUE(body.ok());
+    // Now the replay gets the open the original made.
+    auto replayed = a->create(r, co);
+    ASSERT_TRUE(replayed.ok()) << status_name(replayed.status);
+    EXPECT_EQ(replayed.body.file_id, body->file_id);
+    EXPECT_TRUE(a->close(body->file_id).ok());
+    EXPECT_TRUE(holder->close(held.body.file_id).ok());
 }
 
 }  // namespace

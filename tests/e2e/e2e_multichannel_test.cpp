@@ -4,6 +4,7 @@
 // the session's opens and trees are used from both at once.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -12,7 +13,13 @@
 #include <vector>
 
 #include "protocol/access_mask.h"
+#include "protocol/create.h"
+#include "protocol/create_contexts.h"
+#include "protocol/file_info.h"
+#include "protocol/read.h"
 #include "protocol/session_setup.h"
+#include "protocol/set_info.h"
+#include "protocol/write.h"
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
@@ -185,6 +192,118 @@ INSTANTIATE_TEST_SUITE_P(Dialects, E2eBinding,
                                            info.param.second ? "_encrypted" : "");
                              return std::string(name);
                          });
+
+// MS-SMB2 3.3.5.2.10: after a failover the client raises ChannelSequence; a WRITE, SET_INFO or
+// IOCTL still carrying the old one (held up on the failed channel) must not overtake what was
+// resent, and fails with STATUS_FILE_NOT_AVAILABLE; other commands run.
+TEST_F(E2eMultichannel, StaleChannelSequenceIsRefusedForModifyingRequests) {
+    auto first = login(dialect::k311);
+    auto cr = first->open("mc-sequence.bin", kRw, create_disposition::kOverwriteIf);
+    ASSERT_STATUS(cr, NtStatus::Success);
+    const FileId fid = cr.body.file_id;
+    auto second = bind_to(*first);
+    const auto data = pattern(64, 7);
+    auto write = [&](Smb2Client& c, uint16_t sequence, uint32_t extra_flags = 0) {
+        WriteRequest w;
+        w.file_id = fid;
+        w.data = Bytes(data);
+        CallOptions co;
+        co.payload = data.size();
+        co.channel_sequence = sequence;
+        co.extra_flags = extra_flags;
+        return c.call(Command::Write, w, co).status;
+    };
+    auto set_position = [&](Smb2Client& c, uint16_t sequence) {
+        std::array<std::byte, 8> position{};
+        SetInfoRequest si;
+        si.file_info_class = file_info_class::kFilePositionInformation;
+        si.buffer = Bytes(position);
+        si.file_id = fid;
+        CallOptions co;
+        co.channel_sequence = sequence;
+        return c.call(Command::SetInfo, si, co).status;
+    };
+    auto read = [&](Smb2Client& c, uint16_t sequence) {
+        ReadRequest rd;
+        rd.file_id = fid;
+        rd.length = 16;
+        CallOptions co;
+        co.channel_sequence = sequence;
+        return c.call(Command::Read, rd, co).status;
+    };
+    EXPECT_EQ(write(*first, 0), NtStatus::Success);
+    // The failover: the client goes on over the second channel with ChannelSequence 1.
+    EXPECT_EQ(write(*second, 1, flags::kReplayOperation), NtStatus::Success);
+    EXPECT_EQ(write(*second, 1), NtStatus::Success);
+    // What the first channel still sends with 0 is stale.
+    EXPECT_EQ(write(*first, 0), NtStatus::FileNotAvailable);
+    EXPECT_EQ(write(*first, 0, flags::kReplayOperation), NtStatus::FileNotAvailable);
+    EXPECT_EQ(set_position(*first, 0), NtStatus::FileNotAvailable);
+    EXPECT_EQ(read(*first, 0), NtStatus::Success);
+    // 16-bit wrap: up to 0x7FFF ahead is newer, 0x8000 ahead is stale.
+    EXPECT_EQ(write(*first, 0x8001), NtStatus::FileNotAvailable);
+    EXPECT_EQ(write(*first, 0x8000), NtStatus::Success);
+    EXPECT_EQ(write(*first, 0xFFFF), NtStatus::Success);
+    EXPECT_EQ(write(*first, 0), NtStatus::Success);
+    EXPECT_EQ(set_position(*second, 0xFFFF), NtStatus::FileNotAvailable);
+    EXPECT_EQ(set_position(*second, 0), NtStatus::Success);
+    EXPECT_STATUS(first->close(fid), NtStatus::Success);
+}
+
+// A CREATE waiting for a break whose channel fails is not lost: it completes for the session,
+// which goes on over its other channel; the client's replay over that channel is told to retry
+// while it waits, then gets the open it made (smbtorture smb2.replay.dhv2-pending2*-sane).
+TEST_F(E2eMultichannel, PendingCreateOutlivesItsChannelAndIsReplayedOnAnother) {
+    ClientOptions ho;
+    ho.client_guid[0] = std::byte{0x99};
+    auto holder = std::make_unique<Smb2Client>(ho);
+    ASSERT_TRUE(holder->connect("127.0.0.1", server_->port()));
+    ASSERT_STATUS(holder->negotiate(only(dialect::k311)), NtStatus::Success);
+    ASSERT_STATUS(holder->session_setup("alice", "pw"), NtStatus::Success);
+    ASSERT_STATUS(holder->tree_connect("data"), NtStatus::Success);
+    CreateRequest hr;
+    hr.name = "mc-pending.bin";
+    hr.desired_access = kRw;
+    hr.share_access = share_access::kAll;
+    hr.create_disposition = create_disposition::kOverwriteIf;
+    hr.requested_oplock_level = oplock_level::kBatch;
+    auto held = holder->create(hr);
+    ASSERT_STATUS(held, NtStatus::Success);
+    ASSERT_EQ(held.body.oplock_level, oplock_level::kBatch);
+
+    auto first = login(dialect::k311);
+    auto second = bind_to(*first);
+    const uint64_t sid = first->session_id();
+    CreateRequest r;
+    r.name = "mc-pending.bin";
+    r.desired_access = kRw;
+    r.share_access = share_access::kAll;
+    r.create_disposition = create_disposition::kOpen;
+    DurableHandleRequestV2 dh;
+    dh.create_guid[0] = std::byte{0x77};
+    r.contexts.add(dh);
+    auto mid = first->send(Command::Create, r);
+    ASSERT_TRUE(mid.ok());
+    ASSERT_TRUE(holder->receive_raw(5000ms).ok()) << "no oplock break";
+    ASSERT_EQ(first->wait_reply(*mid, /*return_interim=*/true).status, NtStatus::Pending);
+    first->disconnect();
+    ASSERT_TRUE(eventually([&] { return server_session(sid)->channel_count() == 1; }));
+
+    CallOptions co;
+    co.extra_flags = flags::kReplayOperation;
+    co.channel_sequence = 1;
+    EXPECT_EQ(second->create(r, co).status, NtStatus::FileNotAvailable);
+    // The holder lets go; the original CREATE completes without its connection.
+    EXPECT_STATUS(holder->close(held.body.file_id), NtStatus::Success);
+    Reply<CreateResponse> replayed;
+    ASSERT_TRUE(eventually([&] {
+        replayed = second->create(r, co);
+        return replayed.status != NtStatus::FileNotAvailable;
+    }));
+    ASSERT_STATUS(replayed, NtStatus::Success);
+    EXPECT_EQ(replayed.body.create_action, create_action::kOpened);
+    EXPECT_STATUS(second->close(replayed.body.file_id), NtStatus::Success);
+}
 
 TEST_F(E2eMultichannel, LogoffOnOneChannelEndsTheSessionOnAll) {
     auto first = login(dialect::k311);

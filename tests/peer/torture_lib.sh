@@ -18,7 +18,7 @@ TORTURE_BASELINE=$TORTURE_PEER_DIR/smbtorture-samba-baseline.txt
 TORTURE_SUITES="smb2.connect smb2.read smb2.rw smb2.getinfo smb2.setinfo smb2.dir smb2.create
 smb2.compound smb2.credits smb2.lock smb2.session smb2.session-require-signing smb2.tcon
 smb2.acls smb2.sdread smb2.delete-on-close-perms smb2.oplock smb2.lease smb2.durable-open
-smb2.durable-open-disconnect smb2.durable-v2-open"
+smb2.durable-open-disconnect smb2.durable-v2-open smb2.replay smb2.multichannel"
 
 torture_suite() {
     local suite=$1 port=$2 logdir=$3 tmo=$4 conf=$5 user=$6 pass=$7 rc=0
