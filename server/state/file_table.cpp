@@ -464,6 +464,11 @@ Result<uint8_t> FileTable::acknowledge_break(const FileKey& key, Token token, ui
         return Error(NtStatus::InvalidOplockProtocol);
     if (o->oplock == oplock::kII && level != oplock::kNone)
         return Error(NtStatus::InvalidOplockProtocol);
+    // MS-FSA 2.1.5.18: an open without any oplock (a LEVEL_II broken to NONE, which needs no
+    // acknowledgment) is refused with INVALID_OPLOCK_PROTOCOL (smbtorture
+    // smb2.oplock.levelii500); one that holds an oplock not being broken with
+    // INVALID_DEVICE_STATE (MS-SMB2 3.3.5.22.1).
+    if (!o->breaking && o->oplock == oplock::kNone) return Error(NtStatus::InvalidOplockProtocol);
     if (!o->breaking) return Error(NtStatus::InvalidDeviceState);
     o->breaking = false;
     // MS-FSA 2.1.5.18: acknowledging a higher level than the break offered ends the oplock.
@@ -520,7 +525,9 @@ void FileTable::break_level2_oplocks(const FileKey& key, Token except) {
             if (cur & lease_bits::kReadCaching) break_lease_locked(*o.lease, 0);
             continue;
         }
-        if (o.token == except || o.oplock != oplock::kII || o.breaking) continue;
+        // The writer's own LEVEL_II oplock breaks too (Windows; smbtorture smb2.oplock.batch1,
+        // batch6, brl1): its cached reads are stale as well.
+        if (o.oplock != oplock::kII || o.breaking) continue;
         set_oplock_locked(o, oplock::kNone);
         if (o.notifier) o.notifier(oplock::kNone);
     }

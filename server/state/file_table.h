@@ -192,9 +192,9 @@ class FileTable {
     // oplock as if they had acknowledged NONE.
     void expire_breaks(const FileKey& key);
     // A write, truncate or byte-range lock through open `except` (MS-FSA 2.1.4.12, Operation
-    // WRITE/SET_INFORMATION/LOCK): every other LEVEL_II oplock is broken to NONE, which needs
-    // no acknowledgment (MS-SMB2 3.3.4.6); READ caching leases of other lease keys break to
-    // NONE (acknowledged when they lose HANDLE caching too).
+    // WRITE/SET_INFORMATION/LOCK): every LEVEL_II oplock, the writer's own too, is broken to
+    // NONE, which needs no acknowledgment (MS-SMB2 3.3.4.6); READ caching leases of other
+    // lease keys break to NONE (acknowledged when they lose HANDLE caching too).
     void break_level2_oplocks(const FileKey& key, Token except);
 
     // Leases --------------------------------------------------------------------------------
