@@ -90,6 +90,7 @@ struct OplockOpenIntent {
     uint32_t access = 0;  // desired access, generic bits mapped
     bool overwrite = false;
     std::optional<LeaseId> lease;
+    bool delete_on_close = false;  // FILE_DELETE_ON_CLOSE: HANDLE caching of others breaks
 };
 
 // Sends a break notification for one open to `new_level` (posts to the holder's connection).
@@ -196,6 +197,13 @@ class FileTable {
     // NONE, which needs no acknowledgment (MS-SMB2 3.3.4.6); READ caching leases of other
     // lease keys break to NONE (acknowledged when they lose HANDLE caching too).
     void break_level2_oplocks(const FileKey& key, Token except);
+
+    // A rename of the file through open `token` (MS-FSA 2.1.5.15.12 with 2.1.4.12, as Windows
+    // and Samba apply it): HANDLE caching of leases of other lease keys is broken, so that
+    // their holders may close the handles they keep under the old name; disconnected durable
+    // opens of such leases are purged. True when an acknowledgment (or a purge) is awaited:
+    // wait with when_breaks_resolved() and call again.
+    bool break_handle_caching(const FileKey& key, Token token);
 
     // Leases --------------------------------------------------------------------------------
     // The lease open `token` asks for (MS-SMB2 3.3.5.9.8, 3.3.5.9.11; MS-FSA 2.1.5.17.2): the
