@@ -157,7 +157,7 @@ bool FileTable::start_lease_breaks_locked(FileRecord& rec, const OplockOpenInten
     return wait;
 }
 
-bool FileTable::break_lease_locked(LeaseRecord& l, uint32_t to) {
+bool FileTable::break_lease_locked(LeaseRecord& l, uint32_t to, bool next_epoch) {
     if (l.breaking) {
         // MS-SMB2 3.3.4.7: one break at a time; the lower state is offered once this one is
         // acknowledged.
@@ -171,7 +171,7 @@ bool FileTable::break_lease_locked(LeaseRecord& l, uint32_t to) {
         set_lease_state_locked(l, to);
         return false;
     }
-    if (l.version == 2) ++l.epoch;
+    if (l.version == 2 && next_epoch) ++l.epoch;
     LeaseBreak b;
     b.key = l.id.key;
     b.version = l.version;
@@ -375,8 +375,9 @@ Result<uint32_t> FileTable::acknowledge_lease_break(const LeaseId& id, uint32_t 
         const uint32_t needed = state & l.pending_to;
         uint32_t next = needed;
         if (state & ~lease_bits::kReadCaching) next |= state & lease_bits::kReadCaching;
-        // The lower state stays needed after this step.
-        if (break_lease_locked(l, next)) l.pending_to = needed;
+        // The lower state stays needed after this step. The steps carry the epoch of the
+        // break they continue (smbtorture smb2.lease.v2_breaking3).
+        if (break_lease_locked(l, next, false)) l.pending_to = needed;
     }
     auto fit = files_.find(l.file);
     if (fit != files_.end()) wake_if_resolved_locked(fit->second);

@@ -298,8 +298,8 @@ class FileTable {
     void set_oplock_locked(OpenRecord& o, uint8_t level);
     void set_lease_state_locked(LeaseRecord& l, uint32_t state);
     // Breaks lease `l` to `to` (a subset of what it holds); true when an acknowledgment is
-    // awaited.
-    bool break_lease_locked(LeaseRecord& l, uint32_t to);
+    // awaited. A v2 lease's epoch goes up unless `next_epoch` is false.
+    bool break_lease_locked(LeaseRecord& l, uint32_t to, bool next_epoch = true);
     void drop_lease_locked(OpenRecord& o);
     // Closes the disconnected durable opens of lease `l`; true when there were any.
     bool purge_lease_locked(FileRecord& rec, const LeaseRecord& l);

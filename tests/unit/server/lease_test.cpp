@@ -204,10 +204,13 @@ TEST_F(LeaseTest, BreakThatBecameLowerInFlightGoesOnInSteps) {
     EXPECT_EQ(a.breaks[1].current_state, kRh);
     EXPECT_EQ(a.breaks[1].new_state, kR);
     EXPECT_TRUE(a.breaks[1].ack_required);
+    // The steps keep the epoch of the break they continue (smbtorture smb2.lease.v2_breaking3).
+    EXPECT_EQ(a.breaks[1].new_epoch, a.breaks[0].new_epoch);
     ASSERT_TRUE(files.acknowledge_lease_break(lease_id(1, 1), kR).ok());
     ASSERT_EQ(a.breaks.size(), 3u);
     EXPECT_EQ(a.breaks[2].new_state, 0u);
     EXPECT_FALSE(a.breaks[2].ack_required);
+    EXPECT_EQ(a.breaks[2].new_epoch, a.breaks[0].new_epoch);
     EXPECT_EQ(files.lease_state(lease_id(1, 1)), 0u);
     EXPECT_FALSE(files.when_breaks_resolved(kFile, [] {}));
 }
