@@ -476,13 +476,42 @@ OplockBreakNotifier Connection::oplock_break_notifier(uint64_t session_id, FileI
     };
 }
 
+namespace {
+// A lease break on `c`, an older connection of the client than the open's (MS-SMB2 3.3.4.7),
+// under a session that is a channel there; else (closed, no session) on the open's connection
+// as an oplock break would go. Runs on `c`'s loop.
+asio::awaitable<void> send_lease_break_on(Server& server, std::shared_ptr<Connection> c,
+                                          std::weak_ptr<Connection> own, uint64_t own_id,
+                                          asio::any_io_executor own_exec, uint64_t session_id,
+                                          Connection::BreakMessage m, bool tree_encrypts) {
+    if (!c->closed() && !c->channels.empty()) {
+        co_await c->send_oplock_break(c->channels.begin()->first, m, tree_encrypts);
+        co_return;
+    }
+    asio::co_spawn(own_exec, send_break(server, own, own_id, session_id, m, tree_encrypts, true),
+                   asio::detached);
+}
+}  // namespace
+
 LeaseBreakNotifier Connection::lease_break_notifier(uint64_t session_id, bool tree_encrypts) {
     std::weak_ptr<Connection> weak = weak_from_this();
     auto exec = executor;
     Server* srv = &server;
     const uint64_t cid = id;
-    return [srv, weak, exec, cid, session_id, tree_encrypts](const LeaseBreak& b) {
+    const protocol::Guid client = state.client_guid;
+    srv->add_lease_connection(client, cid, weak);
+    return [srv, weak, exec, cid, session_id, tree_encrypts, client](const LeaseBreak& b) {
         BreakMessage m{.file_id = {}, .level = 0, .lease = b};
+        // MS-SMB2 3.3.4.7: the client's oldest connection that works, not necessarily the one
+        // the open was made on.
+        for (auto& c : srv->lease_connections(client)) {
+            if (c->id == cid) break;
+            asio::co_spawn(
+                c->executor,
+                send_lease_break_on(*srv, c, weak, cid, exec, session_id, m, tree_encrypts),
+                asio::detached);
+            return;
+        }
         asio::co_spawn(exec, send_break(*srv, weak, cid, session_id, m, tree_encrypts, true),
                        asio::detached);
     };

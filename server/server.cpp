@@ -405,6 +405,31 @@ void Server::connection_closed(Connection& c) {
     auto it = connections_per_address_.find(c.peer_address());
     if (it != connections_per_address_.end() && it->second && --it->second == 0)
         connections_per_address_.erase(it);
+    auto lc = lease_connections_.find(c.state.client_guid);
+    if (lc != lease_connections_.end()) {
+        std::erase_if(lc->second, [&](const auto& e) { return e.first == c.id; });
+        if (lc->second.empty()) lease_connections_.erase(lc);
+    }
+}
+
+void Server::add_lease_connection(const protocol::Guid& client, uint64_t connection_id,
+                                  std::weak_ptr<Connection> connection) {
+    std::lock_guard lk(conn_mu_);
+    auto& list = lease_connections_[client];
+    auto pos = std::find_if(list.begin(), list.end(),
+                            [&](const auto& e) { return e.first >= connection_id; });
+    if (pos != list.end() && pos->first == connection_id) return;
+    list.insert(pos, {connection_id, std::move(connection)});
+}
+
+std::vector<std::shared_ptr<Connection>> Server::lease_connections(const protocol::Guid& client) {
+    std::vector<std::shared_ptr<Connection>> out;
+    std::lock_guard lk(conn_mu_);
+    auto it = lease_connections_.find(client);
+    if (it == lease_connections_.end()) return out;
+    for (const auto& [cid, weak] : it->second)
+        if (auto c = weak.lock()) out.push_back(std::move(c));
+    return out;
 }
 
 void Server::end_session(Session& s, bool keep_durable) {

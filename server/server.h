@@ -140,6 +140,12 @@ class Server {
     size_t loop_count() const { return loops_.size(); }
 
     void connection_closed(Connection& c);
+    // The connections that asked for leases, per ClientGuid, oldest first (by connection id):
+    // a lease break goes out on the first of them that works (MS-SMB2 3.3.4.7; Windows sends
+    // it there whichever connection made the open, smbtorture smb2.lease.v2_complex1).
+    void add_lease_connection(const protocol::Guid& client, uint64_t connection_id,
+                              std::weak_ptr<Connection> connection);
+    std::vector<std::shared_ptr<Connection>> lease_connections(const protocol::Guid& client);
     // Ends a session for all its channels (LOGOFF, failed re-authentication, PreviousSessionId,
     // its last channel closed): Deleted, its opens closed, its trees gone, out of the table.
     // Channels on other connections notice at their next request (USER_SESSION_DELETED).
@@ -197,6 +203,9 @@ class Server {
     std::mutex conn_mu_;
     std::map<std::string, size_t> connections_per_address_;
     size_t connections_ = 0;
+    // add_lease_connection(), under conn_mu_.
+    std::map<protocol::Guid, std::vector<std::pair<uint64_t, std::weak_ptr<Connection>>>>
+        lease_connections_;
 
     std::shared_ptr<const auth::KerberosCredentials> kerberos_;
     LogonThrottle throttle_;

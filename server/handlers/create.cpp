@@ -365,7 +365,7 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
     if (info->device != before->device || info->file_id != before->file_id) return retry();
 
     FileKey key{info->device, info->file_id};
-    OplockOpenIntent intent{granted, overwrite, p.lease};
+    OplockOpenIntent intent{granted, overwrite, p.lease, pl.delete_on_close};
     auto token = files.add(key, ShareMode{sharing, p.share_access}, pl.delete_on_close, rp.rel,
                            p.break_oplocks ? &intent : nullptr);
     if (!token) {

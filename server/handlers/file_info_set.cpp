@@ -145,13 +145,17 @@ std::mutex& rename_mutex() {
 
 Result<std::string> rename_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& key,
                                 bool is_directory, std::string_view from_rel,
-                                std::string_view new_name, bool replace_if_exists) {
+                                std::string_view new_name, bool replace_if_exists,
+                                const std::function<bool()>& breaks_pending) {
     std::lock_guard lk(rename_mutex());
     DAX_TRY(auto t, resolve_target(root, new_name));
     if (from_rel.empty()) return Error(NtStatus::AccessDenied);  // the share root
     DAX_CHECK(check_destination_dir(root, files, t.rp.parent, is_directory));
     // MS-FSA 2.1.5.15.12: Open.Link.IsDeleted.
     if (files.delete_pending(key)) return Error(NtStatus::AccessDenied);
+    // MS-FSA 2.1.5.15.12 / 2.1.4.12: the breaks come after the checks that fail at once (a
+    // sharing violation on the destination directory breaks nothing: smb2.oplock.batch20).
+    if (breaks_pending && breaks_pending()) return Error(NtStatus::OplockBreakInProgress);
     const std::string from(from_rel);
     if (!t.rp.exists) {
         DAX_CHECK(vfs::rename_beneath(root, from, t.rel, false));

@@ -38,6 +38,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -225,12 +226,15 @@ Status set_allocation(int fd, int64_t allocation_size);
 //   - ... replace: a directory, READONLY, open by anyone          ACCESS_DENIED
 //                  delete pending                                DELETE_PENDING
 //     otherwise it is replaced and the new name takes the client's spelling.
-// Open children of a renamed directory are the caller's check (it knows the opens). Renames
-// are serialised server-wide (rename_beneath's fallback without RENAME_NOREPLACE relies on it).
-// Blocking.
+// Open children of a renamed directory are the caller's check (it knows the opens). Once the
+// checks passed, `breaks_pending` (when given) starts the breaks the rename causes and says
+// whether they must be waited for: then nothing is renamed and OPLOCK_BREAK_IN_PROGRESS is
+// returned (wait, and call again). Renames are serialised server-wide (rename_beneath's
+// fallback without RENAME_NOREPLACE relies on it). Blocking.
 Result<std::string> rename_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& key,
                                 bool is_directory, std::string_view from_rel,
-                                std::string_view new_name, bool replace_if_exists);
+                                std::string_view new_name, bool replace_if_exists,
+                                const std::function<bool()>& breaks_pending = {});
 
 // FileLinkInformation (MS-FSA 2.1.5.15.7): a new hard link `new_name` to the file at `from_rel`.
 // Directories: FILE_IS_A_DIRECTORY (the caller checks). The destination directory's opens as for

@@ -29,6 +29,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <functional>
+
 #include "protocol/access_mask.h"
 #include "protocol/file_info.h"
 #include "protocol/fs_info.h"
@@ -44,6 +47,7 @@
 #include "server/state/file_table.h"
 #include "server/state/share.h"
 #include "server/vfs/ea.h"
+#include "server/wakeup.h"
 
 namespace daxsmbd::server::handlers {
 
@@ -233,6 +237,33 @@ void update_paths(Server& server, const Share* share, const FileKey& key,
     }
 }
 
+// How long a rename waits for the holders of the leases it breaks (MS-SMB2 3.3.2.5: Windows
+// 35 s); then their breaks expire.
+constexpr auto kRenameBreakTimeout = std::chrono::seconds(35);
+
+// A rename that breaks HANDLE caching of other leases waits, async, until their holders
+// acknowledge (or close, or run out of time), then tries again (`res` is the new attempt's
+// outcome; smbtorture smb2.lease.rename_wait). Success, or Cancelled. A rename that may not
+// go async (inside a compound, past the async limit) waits all the same, without an interim
+// response: the wait is bounded by the break timeout.
+asio::awaitable<NtStatus> wait_for_rename_breaks(
+    RequestContext& ctx, FileTable& files, const FileKey& key, Result<std::string>& res,
+    const std::function<Result<std::string>()>& attempt) {
+    auto wake = Wakeup::make(ctx.executor());
+    const auto deadline = std::chrono::steady_clock::now() + kRenameBreakTimeout;
+    ctx.pending->waiter = wake;
+    (void)co_await ctx.go_async();
+    while (!res && res.status() == NtStatus::OplockBreakInProgress) {
+        if (files.when_breaks_resolved(key, wake->waker())) {
+            const bool woken = co_await wake->wait(deadline);
+            if (ctx.cancelled()) co_return NtStatus::Cancelled;
+            if (!woken) files.expire_breaks(key);  // MS-SMB2 3.3.2.5
+        }
+        res = co_await ctx.blocking(attempt);
+    }
+    co_return NtStatus::Success;
+}
+
 asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> open, Bytes buf) {
     // MS-SMB2 3.3.5.21.1: the size check comes first, then RootDirectory, then DELETE access.
     auto r = FileRenameInfo::decode(buf);
@@ -246,18 +277,29 @@ asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> 
     }
     std::shared_ptr<vfs::ShareRoot> root = ctx.tree->share->root;
     const FileKey key = key_of(*open);
-    auto renamed = co_await ctx.blocking([&]() -> Result<std::string> {
+    FileTable& files = table_of(*open, ctx.server.files);
+    // MS-FSA 2.1.5.15.12: other lease keys lose HANDLE caching before the name changes.
+    std::function<bool()> breaks_pending;
+    if (const auto& reg = open->local.file_registration)
+        breaks_pending = [&files, key, token = reg->token()] {
+            return files.break_handle_caching(key, token);
+        };
+    std::function<Result<std::string>()> attempt = [&]() -> Result<std::string> {
         std::string from;
         {
             std::lock_guard lk(open->mu);
             from = open->local.path;
         }
-        DAX_TRY(auto to, info::rename_file(*root, table_of(*open, ctx.server.files), key,
-                                           open->local.is_directory, from, r->file_name,
-                                           r->replace_if_exists));
-        if (to != from) table_of(*open, ctx.server.files).set_path(key, to);
+        DAX_TRY(auto to, info::rename_file(*root, files, key, open->local.is_directory, from,
+                                           r->file_name, r->replace_if_exists, breaks_pending));
+        if (to != from) files.set_path(key, to);
         return to;
-    });
+    };
+    auto renamed = co_await ctx.blocking(attempt);
+    if (!renamed && renamed.status() == NtStatus::OplockBreakInProgress) {
+        NtStatus st = co_await wait_for_rename_breaks(ctx, files, key, renamed, attempt);
+        if (st != NtStatus::Success) co_return st;
+    }
     if (!renamed) co_return renamed.status();
     update_paths(ctx.server, share, key, *renamed);
     co_return NtStatus::Success;

@@ -126,16 +126,17 @@ bool FileTable::start_breaks_locked(FileRecord& rec, const OplockOpenIntent& int
 bool FileTable::start_lease_breaks_locked(FileRecord& rec, const OplockOpenIntent& intent,
                                           bool sharing_violation) {
     // MS-FSA 2.1.4.12 (OPEN) as Windows and Samba apply it to leases: an open of another lease
-    // key (or of none) that touches data takes WRITE caching away, a sharing violation HANDLE
-    // caching, an overwrite everything; the opener waits for the holder's acknowledgment when
-    // it loses WRITE caching, or HANDLE caching on a sharing violation. An attribute-only open
-    // breaks nothing.
+    // key (or of none) that touches data takes WRITE caching away, a sharing violation only
+    // HANDLE caching (the open fails anyway; smbtorture smb2.lease.break_twice), a
+    // delete-on-close open HANDLE caching too (smb2.lease.unlink), an overwrite everything; the
+    // opener waits for the holder's acknowledgment when it loses what it takes away (not for
+    // READ caching). An attribute-only open breaks nothing.
     constexpr uint32_t kStatOnly =
         am::kFileReadAttributes | am::kFileWriteAttributes | am::kSynchronize | am::kReadControl;
     if (!intent.overwrite && !(intent.access & ~kStatOnly)) return false;
-    const uint32_t delay_mask = sharing_violation
-                                    ? lease_bits::kHandleCaching | lease_bits::kWriteCaching
-                                    : lease_bits::kWriteCaching;
+    uint32_t delay_mask =
+        sharing_violation ? lease_bits::kHandleCaching : lease_bits::kWriteCaching;
+    if (intent.delete_on_close) delay_mask |= lease_bits::kHandleCaching;
     bool wait = false;
     for (auto& o : rec.opens) {
         if (!o.lease || (intent.lease && *intent.lease == o.lease->id)) continue;
@@ -156,7 +157,7 @@ bool FileTable::start_lease_breaks_locked(FileRecord& rec, const OplockOpenInten
     return wait;
 }
 
-bool FileTable::break_lease_locked(LeaseRecord& l, uint32_t to) {
+bool FileTable::break_lease_locked(LeaseRecord& l, uint32_t to, bool next_epoch) {
     if (l.breaking) {
         // MS-SMB2 3.3.4.7: one break at a time; the lower state is offered once this one is
         // acknowledged.
@@ -170,7 +171,7 @@ bool FileTable::break_lease_locked(LeaseRecord& l, uint32_t to) {
         set_lease_state_locked(l, to);
         return false;
     }
-    if (l.version == 2) ++l.epoch;
+    if (l.version == 2 && next_epoch) ++l.epoch;
     LeaseBreak b;
     b.key = l.id.key;
     b.version = l.version;
@@ -261,9 +262,12 @@ Result<std::optional<LeaseGrant>> FileTable::grant_lease(const FileKey& key, Tok
                 (o.lease && (o.lease->state & lease_bits::kWriteCaching)))
                 allowed = 0;
         }
-        // An existing lease is only ever upgraded (MS-FSA 2.1.5.17.2), and not while other
-        // lease keys share the file (Windows; smbtorture smb2.lease.break, upgrade3).
-        if (!fresh && other_leases && l->state) allowed = l->state;
+        // An existing lease is only ever upgraded (MS-FSA 2.1.5.17.2). While other lease keys
+        // share the file, only to exactly the state asked for, a strict superset of the held
+        // one that the other opens allow, else not at all (Windows; smbtorture
+        // smb2.lease.break, upgrade3).
+        if (!fresh && other_leases && l->state)
+            allowed = (want & ~allowed) == 0 && (want & l->state) == l->state ? want : l->state;
         if ((allowed & l->state) == l->state && allowed != l->state) {
             set_lease_state_locked(*l, allowed);
             if (l->version == 2) ++l->epoch;
@@ -364,7 +368,17 @@ Result<uint32_t> FileTable::acknowledge_lease_break(const LeaseId& id, uint32_t 
     if (state & ~l.breaking_to) return Error(NtStatus::RequestNotAccepted);
     l.breaking = false;
     set_lease_state_locked(l, state);
-    if (state & ~l.pending_to) break_lease_locked(l, state & l.pending_to);
+    if (state & ~l.pending_to) {
+        // A lower state became needed while this break was in flight: the next break keeps
+        // READ caching while the lease still holds more than that, as Windows breaks in steps
+        // (RH to R, acknowledged, then R to none; smbtorture smb2.lease.breaking3).
+        const uint32_t needed = state & l.pending_to;
+        uint32_t next = needed;
+        if (state & ~lease_bits::kReadCaching) next |= state & lease_bits::kReadCaching;
+        // The lower state stays needed after this step. The steps carry the epoch of the
+        // break they continue (smbtorture smb2.lease.v2_breaking3).
+        if (break_lease_locked(l, next, false)) l.pending_to = needed;
+    }
     auto fit = files_.find(l.file);
     if (fit != files_.end()) wake_if_resolved_locked(fit->second);
     return state;
@@ -464,6 +478,11 @@ Result<uint8_t> FileTable::acknowledge_break(const FileKey& key, Token token, ui
         return Error(NtStatus::InvalidOplockProtocol);
     if (o->oplock == oplock::kII && level != oplock::kNone)
         return Error(NtStatus::InvalidOplockProtocol);
+    // MS-FSA 2.1.5.18: an open without any oplock (a LEVEL_II broken to NONE, which needs no
+    // acknowledgment) is refused with INVALID_OPLOCK_PROTOCOL (smbtorture
+    // smb2.oplock.levelii500); one that holds an oplock not being broken with
+    // INVALID_DEVICE_STATE (MS-SMB2 3.3.5.22.1).
+    if (!o->breaking && o->oplock == oplock::kNone) return Error(NtStatus::InvalidOplockProtocol);
     if (!o->breaking) return Error(NtStatus::InvalidDeviceState);
     o->breaking = false;
     // MS-FSA 2.1.5.18: acknowledging a higher level than the break offered ends the oplock.
@@ -494,9 +513,11 @@ void FileTable::expire_breaks(const FileKey& key) {
     if (it == files_.end()) return;
     for (auto& o : it->second.opens) {
         if (o.lease && o.lease->breaking) {
-            log_info("lease break of file ", key.inode, " not acknowledged in time");
+            // MS-SMB2 3.3.2.5: a lease whose break is not acknowledged in time loses all
+            // caching (smbtorture smb2.lease.timeout).
+            log_info("lease break of file ", key.inode, " not acknowledged in time: lease dropped");
             o.lease->breaking = false;
-            set_lease_state_locked(*o.lease, o.lease->pending_to);
+            set_lease_state_locked(*o.lease, 0);
         }
         if (!o.breaking) continue;
         log_info("oplock break of file ", key.inode, " not acknowledged in time: oplock dropped");
@@ -520,10 +541,38 @@ void FileTable::break_level2_oplocks(const FileKey& key, Token except) {
             if (cur & lease_bits::kReadCaching) break_lease_locked(*o.lease, 0);
             continue;
         }
-        if (o.token == except || o.oplock != oplock::kII || o.breaking) continue;
+        // The writer's own LEVEL_II oplock breaks too (Windows; smbtorture smb2.oplock.batch1,
+        // batch6, brl1): its cached reads are stale as well.
+        if (o.oplock != oplock::kII || o.breaking) continue;
         set_oplock_locked(o, oplock::kNone);
         if (o.notifier) o.notifier(oplock::kNone);
     }
+}
+
+bool FileTable::break_handle_caching(const FileKey& key, Token token) {
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end()) return false;
+    FileRecord& rec = it->second;
+    std::shared_ptr<LeaseRecord> own;
+    for (const auto& o : rec.opens)
+        if (o.token == token) own = o.lease;
+    bool wait = false;
+    for (auto& o : rec.opens) {
+        if (!o.lease || o.lease == own) continue;
+        LeaseRecord& l = *o.lease;
+        const uint32_t cur = l.breaking ? l.pending_to : l.state;
+        if (cur & lease_bits::kHandleCaching) {
+            if (!l.notifier && purge_lease_locked(rec, l)) {
+                wait = true;
+                continue;
+            }
+            if (break_lease_locked(l, cur & ~lease_bits::kHandleCaching)) wait = true;
+        }
+        // A break in flight that still leaves HANDLE caching held.
+        if (l.breaking && (l.state & lease_bits::kHandleCaching)) wait = true;
+    }
+    return wait;
 }
 
 bool FileTable::remove(const FileKey& key, Token token, const Deleter& deleter) {

@@ -90,6 +90,7 @@ struct OplockOpenIntent {
     uint32_t access = 0;  // desired access, generic bits mapped
     bool overwrite = false;
     std::optional<LeaseId> lease;
+    bool delete_on_close = false;  // FILE_DELETE_ON_CLOSE: HANDLE caching of others breaks
 };
 
 // Sends a break notification for one open to `new_level` (posts to the holder's connection).
@@ -192,10 +193,17 @@ class FileTable {
     // oplock as if they had acknowledged NONE.
     void expire_breaks(const FileKey& key);
     // A write, truncate or byte-range lock through open `except` (MS-FSA 2.1.4.12, Operation
-    // WRITE/SET_INFORMATION/LOCK): every other LEVEL_II oplock is broken to NONE, which needs
-    // no acknowledgment (MS-SMB2 3.3.4.6); READ caching leases of other lease keys break to
-    // NONE (acknowledged when they lose HANDLE caching too).
+    // WRITE/SET_INFORMATION/LOCK): every LEVEL_II oplock, the writer's own too, is broken to
+    // NONE, which needs no acknowledgment (MS-SMB2 3.3.4.6); READ caching leases of other
+    // lease keys break to NONE (acknowledged when they lose HANDLE caching too).
     void break_level2_oplocks(const FileKey& key, Token except);
+
+    // A rename of the file through open `token` (MS-FSA 2.1.5.15.12 with 2.1.4.12, as Windows
+    // and Samba apply it): HANDLE caching of leases of other lease keys is broken, so that
+    // their holders may close the handles they keep under the old name; disconnected durable
+    // opens of such leases are purged. True when an acknowledgment (or a purge) is awaited:
+    // wait with when_breaks_resolved() and call again.
+    bool break_handle_caching(const FileKey& key, Token token);
 
     // Leases --------------------------------------------------------------------------------
     // The lease open `token` asks for (MS-SMB2 3.3.5.9.8, 3.3.5.9.11; MS-FSA 2.1.5.17.2): the
@@ -290,8 +298,8 @@ class FileTable {
     void set_oplock_locked(OpenRecord& o, uint8_t level);
     void set_lease_state_locked(LeaseRecord& l, uint32_t state);
     // Breaks lease `l` to `to` (a subset of what it holds); true when an acknowledgment is
-    // awaited.
-    bool break_lease_locked(LeaseRecord& l, uint32_t to);
+    // awaited. A v2 lease's epoch goes up unless `next_epoch` is false.
+    bool break_lease_locked(LeaseRecord& l, uint32_t to, bool next_epoch = true);
     void drop_lease_locked(OpenRecord& o);
     // Closes the disconnected durable opens of lease `l`; true when there were any.
     bool purge_lease_locked(FileRecord& rec, const LeaseRecord& l);

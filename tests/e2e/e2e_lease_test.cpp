@@ -12,8 +12,10 @@
 #include "protocol/access_mask.h"
 #include "protocol/create.h"
 #include "protocol/create_contexts.h"
+#include "protocol/file_info.h"
 #include "protocol/oplock_break.h"
 #include "protocol/read.h"
+#include "protocol/set_info.h"
 #include "protocol/write.h"
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
@@ -406,6 +408,92 @@ TEST_F(E2eLease, ReplayOfAPendingCreateIsToldToRetry) {
     EXPECT_EQ(replayed.body.file_id, body->file_id);
     EXPECT_TRUE(a->close(body->file_id).ok());
     EXPECT_TRUE(holder->close(held.body.file_id).ok());
+}
+
+TEST_F(E2eLease, RenameWaitsForOtherLeasesToGiveUpHandleCaching) {
+    auto a = login(5);
+    auto b = login(6);
+    auto ra = lease_req("rename-src.dat", 0x51, kRh);
+    ra.desired_access |= am::kDelete;
+    auto ca = a->create(ra);
+    ASSERT_TRUE(ca.ok()) << status_name(ca.status);
+    auto cb = b->create(lease_req("rename-src.dat", 0x61, kRh));
+    ASSERT_TRUE(cb.ok()) << status_name(cb.status);
+    ASSERT_EQ(lease_of(cb.body)->lease_state, kRh);
+
+    // MS-FSA 2.1.5.15.12: B loses HANDLE caching (A, the renamer, keeps its lease) and the
+    // rename waits for B's acknowledgment (smbtorture smb2.lease.rename_wait).
+    FileRenameInfo ren;
+    ren.file_name = "rename-dst.dat";
+    ByteVector buf;
+    ByteWriter bw(buf);
+    ren.encode(bw);
+    SetInfoRequest q;
+    q.file_info_class = file_info_class::kFileRenameInformation;
+    q.buffer = buf;
+    q.file_id = ca.body.file_id;
+    auto mid = a->send(Command::SetInfo, q);
+    ASSERT_TRUE(mid.ok());
+    auto n = expect_lease_break(*b);
+    EXPECT_EQ(n.lease_key, guid(0x61));
+    EXPECT_EQ(n.current_lease_state, kRh);
+    EXPECT_EQ(n.new_lease_state, ls::kReadCaching);
+    EXPECT_EQ(n.flags, lease_break::kFlagAckRequired);
+    // Not renamed yet.
+    CreateRequest probe;
+    probe.name = "rename-dst.dat";
+    probe.desired_access = am::kFileReadAttributes;
+    probe.share_access = share_access::kAll;
+    probe.create_disposition = create_disposition::kOpen;
+    EXPECT_EQ(b->create(probe).status, NtStatus::ObjectNameNotFound);
+
+    LeaseBreakAcknowledgment ack;
+    ack.lease_key = guid(0x61);
+    ack.lease_state = ls::kReadCaching;
+    ASSERT_TRUE(b->call(Command::OplockBreak, ack).ok());
+    auto r = a->wait_reply(*mid);
+    EXPECT_EQ(r.status, NtStatus::Success);
+    auto renamed = b->create(probe);
+    ASSERT_TRUE(renamed.ok()) << status_name(renamed.status);
+    EXPECT_TRUE(b->close(renamed.body.file_id).ok());
+    EXPECT_TRUE(a->close(ca.body.file_id).ok());
+    EXPECT_TRUE(b->close(cb.body.file_id).ok());
+}
+
+TEST_F(E2eLease, LeaseBreakGoesToTheClientsOldestConnection) {
+    auto older = login(7);
+    auto younger = login(7);  // the same ClientGuid
+    auto other = login(8);
+    auto co = older->create(lease_req("route-older.dat", 0x70, kRwh));
+    ASSERT_TRUE(co.ok()) << status_name(co.status);
+    auto cy = younger->create(lease_req("route.dat", 0x71, kRwh));
+    ASSERT_TRUE(cy.ok()) << status_name(cy.status);
+    ASSERT_EQ(lease_of(cy.body)->lease_state, kRwh);
+
+    // MS-SMB2 3.3.4.7: the break of the lease made on the younger connection goes out on the
+    // client's oldest one (Windows; smbtorture smb2.lease.v2_complex1).
+    CreateRequest plain;
+    plain.name = "route.dat";
+    plain.desired_access = kRw;
+    plain.share_access = share_access::kAll;
+    plain.create_disposition = create_disposition::kOpen;
+    auto mid = other->send(Command::Create, plain);
+    ASSERT_TRUE(mid.ok());
+    auto n = expect_lease_break(*older);
+    EXPECT_EQ(n.lease_key, guid(0x71));
+    EXPECT_EQ(n.new_lease_state, kRh);
+    EXPECT_FALSE(younger->receive_raw(200ms).ok());
+    LeaseBreakAcknowledgment ack;
+    ack.lease_key = guid(0x71);
+    ack.lease_state = kRh;
+    ASSERT_TRUE(younger->call(Command::OplockBreak, ack).ok());
+    auto r = other->wait_reply(*mid);
+    ASSERT_EQ(r.status, NtStatus::Success);
+    auto body = CreateResponse::parse(r.msg);
+    ASSERT_TRUE(body.ok());
+    EXPECT_TRUE(other->close(body->file_id).ok());
+    EXPECT_TRUE(younger->close(cy.body.file_id).ok());
+    EXPECT_TRUE(older->close(co.body.file_id).ok());
 }
 
 }  // namespace

@@ -158,6 +158,97 @@ TEST_F(LeaseTest, BreakOfADisconnectedDurableOpenPurgesIt) {
     EXPECT_TRUE(try_open(lease_id(2, 2)).ok());
 }
 
+TEST_F(LeaseTest, UpgradeNextToAnotherLeaseKeyIsAllOrNothing) {
+    LeaseHolder a, b;
+    uint32_t got = 0;
+    open_with(lease_id(1, 1), kR, a, &got);
+    open_with(lease_id(2, 2), kR, b, &got);
+    ASSERT_EQ(got, kR);
+    // WRITE caching cannot sit next to the other lease: no part of RWH is granted.
+    open_with(lease_id(1, 1), kRwh, a, &got);
+    EXPECT_EQ(got, kR);
+    // READ and HANDLE caching can: the upgrade goes through (smbtorture smb2.lease.upgrade3).
+    open_with(lease_id(1, 1), kRh, a, &got);
+    EXPECT_EQ(got, kRh);
+    EXPECT_TRUE(a.breaks.empty());
+    EXPECT_TRUE(b.breaks.empty());
+}
+
+TEST_F(LeaseTest, SharingViolationKeepsWriteCaching) {
+    LeaseHolder a;
+    uint32_t got = 0;
+    open_with(lease_id(1, 1), kRwh, a, &got);
+    // The opener shares only reading with A's writer: only HANDLE caching is broken, the open
+    // fails anyway (smbtorture smb2.lease.break_twice).
+    EXPECT_EQ(try_open(lease_id(2, 2), kRw, sa::kRead).status(), NtStatus::OplockBreakInProgress);
+    ASSERT_EQ(a.breaks.size(), 1u);
+    EXPECT_EQ(a.breaks[0].new_state, lb::kReadCaching | lb::kWriteCaching);
+    ASSERT_TRUE(files.acknowledge_lease_break(lease_id(1, 1), a.breaks[0].new_state).ok());
+    EXPECT_EQ(try_open(lease_id(2, 2), kRw, sa::kRead).status(), NtStatus::SharingViolation);
+    EXPECT_EQ(a.breaks.size(), 1u);
+}
+
+TEST_F(LeaseTest, BreakThatBecameLowerInFlightGoesOnInSteps) {
+    LeaseHolder a;
+    uint32_t got = 0;
+    open_with(lease_id(1, 1), kRwh, a, &got);
+    EXPECT_EQ(try_open(std::nullopt).status(), NtStatus::OplockBreakInProgress);
+    // An overwrite while RWH -> RH is in flight sends nothing now.
+    EXPECT_EQ(try_open(std::nullopt, kRw, kShareAll, true).status(),
+              NtStatus::OplockBreakInProgress);
+    ASSERT_EQ(a.breaks.size(), 1u);
+    // Acknowledged: RH -> R first, acknowledged too, then R -> none without acknowledgment
+    // (Windows; smbtorture smb2.lease.breaking3).
+    ASSERT_TRUE(files.acknowledge_lease_break(lease_id(1, 1), kRh).ok());
+    ASSERT_EQ(a.breaks.size(), 2u);
+    EXPECT_EQ(a.breaks[1].current_state, kRh);
+    EXPECT_EQ(a.breaks[1].new_state, kR);
+    EXPECT_TRUE(a.breaks[1].ack_required);
+    // The steps keep the epoch of the break they continue (smbtorture smb2.lease.v2_breaking3).
+    EXPECT_EQ(a.breaks[1].new_epoch, a.breaks[0].new_epoch);
+    ASSERT_TRUE(files.acknowledge_lease_break(lease_id(1, 1), kR).ok());
+    ASSERT_EQ(a.breaks.size(), 3u);
+    EXPECT_EQ(a.breaks[2].new_state, 0u);
+    EXPECT_FALSE(a.breaks[2].ack_required);
+    EXPECT_EQ(a.breaks[2].new_epoch, a.breaks[0].new_epoch);
+    EXPECT_EQ(files.lease_state(lease_id(1, 1)), 0u);
+    EXPECT_FALSE(files.when_breaks_resolved(kFile, [] {}));
+}
+
+TEST_F(LeaseTest, UnacknowledgedBreakDropsTheWholeLease) {
+    LeaseHolder a;
+    uint32_t got = 0;
+    open_with(lease_id(1, 1), kRwh, a, &got);
+    EXPECT_EQ(try_open(lease_id(2, 2)).status(), NtStatus::OplockBreakInProgress);
+    files.expire_breaks(kFile);  // MS-SMB2 3.3.2.5 (smbtorture smb2.lease.timeout)
+    EXPECT_EQ(files.lease_state(lease_id(1, 1)), 0u);
+    EXPECT_EQ(files.acknowledge_lease_break(lease_id(1, 1), kRh).status(), NtStatus::Unsuccessful);
+}
+
+TEST_F(LeaseTest, RenameAndDeleteOnCloseBreakHandleCachingOfOtherKeys) {
+    LeaseHolder a, b;
+    uint32_t got = 0;
+    auto ta = open_with(lease_id(1, 1), kRh, a, &got);
+    open_with(lease_id(2, 2), kRh, b, &got);
+    ASSERT_EQ(got, kRh);
+    // A rename through A: B loses HANDLE caching, A keeps it; the rename waits for B.
+    EXPECT_TRUE(files.break_handle_caching(kFile, ta));
+    EXPECT_TRUE(a.breaks.empty());
+    ASSERT_EQ(b.breaks.size(), 1u);
+    EXPECT_EQ(b.breaks[0].new_state, kR);
+    EXPECT_TRUE(b.breaks[0].ack_required);
+    EXPECT_TRUE(files.break_handle_caching(kFile, ta));  // still in flight
+    ASSERT_TRUE(files.acknowledge_lease_break(lease_id(2, 2), kR).ok());
+    EXPECT_FALSE(files.break_handle_caching(kFile, ta));
+    // A delete-on-close open breaks HANDLE caching of A too and waits (smbtorture
+    // smb2.lease.unlink).
+    OplockOpenIntent unlink{am::kDelete, false, std::nullopt, true};
+    EXPECT_EQ(files.add(kFile, ShareMode{am::kDelete, kShareAll}, true, "f", &unlink).status(),
+              NtStatus::OplockBreakInProgress);
+    ASSERT_EQ(a.breaks.size(), 1u);
+    EXPECT_EQ(a.breaks[0].new_state, kR);
+}
+
 TEST_F(LeaseTest, LeaseKeyOnAnotherFileIsRefused) {
     LeaseHolder a;
     uint32_t got = 0;

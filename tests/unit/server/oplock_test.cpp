@@ -136,18 +136,21 @@ TEST_F(OplockTest, ExpiredBreakDropsTheOplock) {
     files.expire_breaks(kFile);
     EXPECT_EQ(woken, 1);
     EXPECT_EQ(files.oplock_level(kFile, a), oplock::kNone);
-    // A late acknowledgment finds no break in progress.
+    // A late acknowledgment finds no oplock any more (MS-FSA 2.1.5.18).
     EXPECT_EQ(files.acknowledge_break(kFile, a, oplock::kNone).status(),
-              NtStatus::InvalidDeviceState);
+              NtStatus::InvalidOplockProtocol);
 }
 
 TEST_F(OplockTest, AcknowledgmentRules) {
     Holder ha;
     auto a = open();
-    // Not breaking: INVALID_DEVICE_STATE (MS-SMB2 3.3.5.22.1).
+    // No oplock at all: INVALID_OPLOCK_PROTOCOL (MS-FSA 2.1.5.18).
     EXPECT_EQ(files.acknowledge_break(kFile, a, oplock::kNone).status(),
-              NtStatus::InvalidDeviceState);
+              NtStatus::InvalidOplockProtocol);
+    // An oplock that is not being broken: INVALID_DEVICE_STATE (MS-SMB2 3.3.5.22.1).
     files.grant_oplock(kFile, a, oplock::kBatch, false, ha.notifier());
+    EXPECT_EQ(files.acknowledge_break(kFile, a, oplock::kII).status(),
+              NtStatus::InvalidDeviceState);
     ASSERT_EQ(try_open(am::kFileReadData).status(), NtStatus::OplockBreakInProgress);
     // From BATCH only LEVEL_II or NONE may be acknowledged.
     EXPECT_EQ(files.acknowledge_break(kFile, a, oplock::kExclusive).status(),
@@ -158,17 +161,22 @@ TEST_F(OplockTest, AcknowledgmentRules) {
     EXPECT_EQ(files.acknowledge_break(kFile, 999, oplock::kNone).status(), NtStatus::FileClosed);
 }
 
-TEST_F(OplockTest, WriteBreaksOtherLevelIIOplocksWithoutAck) {
+TEST_F(OplockTest, WriteBreaksEveryLevelIIOplockWithoutAck) {
     Holder ha, hb;
     auto a = open();
     files.grant_oplock(kFile, a, oplock::kII, false, ha.notifier());
     auto b = open();
     ASSERT_EQ(files.grant_oplock(kFile, b, oplock::kII, false, hb.notifier()), oplock::kII);
     files.break_level2_oplocks(kFile, b);
+    // The writer's own LEVEL_II oplock breaks as well (smbtorture smb2.oplock.batch6).
     EXPECT_EQ(ha.breaks, std::vector<uint8_t>{oplock::kNone});
-    EXPECT_TRUE(hb.breaks.empty());
+    EXPECT_EQ(hb.breaks, std::vector<uint8_t>{oplock::kNone});
     EXPECT_EQ(files.oplock_level(kFile, a), oplock::kNone);
-    EXPECT_EQ(files.oplock_level(kFile, b), oplock::kII);
+    EXPECT_EQ(files.oplock_level(kFile, b), oplock::kNone);
+    // Acknowledging a break from LEVEL_II to NONE is a protocol error (smbtorture
+    // smb2.oplock.levelii500).
+    EXPECT_EQ(files.acknowledge_break(kFile, b, oplock::kNone).status(),
+              NtStatus::InvalidOplockProtocol);
     EXPECT_FALSE(files.when_breaks_resolved(kFile, [] {}));  // nothing to wait for
 }
 
