@@ -97,7 +97,7 @@ void grant_durability(RequestContext& ctx, const CreateContextRequests& c,
 }
 
 // MS-SMB2 3.3.5.9.7 / 3.3.5.9.12: the checks that make a reconnect name a disconnected open.
-NtStatus check_reconnect(RequestContext& ctx, const CreateContextRequests& c,
+NtStatus check_reconnect(RequestContext& ctx, std::string_view name, const CreateContextRequests& c,
                          const std::shared_ptr<Open>& open) {
     auto not_found = [&](const char* why) {
         ctx.log().debug("durable reconnect refused: ", why);
@@ -114,6 +114,14 @@ NtStatus check_reconnect(RequestContext& ctx, const CreateContextRequests& c,
         if (!lease_asked || c.lease->lease_key != *d.lease_key)
             return not_found("lease key differs");
         if (d.client_guid != ctx.conn.state.client_guid) return not_found("ClientGuid differs");
+        // MS-SMB2 3.3.5.9.7 / 3.3.5.9.12: the lease's file name must be the request's (an
+        // oplock reconnect ignores the name).
+        std::string wanted(name);
+        std::replace(wanted.begin(), wanted.end(), '\\', '/');
+        if (!iequals(wanted, open->local.path)) {
+            ctx.log().debug("durable reconnect refused: the lease is on another name");
+            return NtStatus::InvalidParameter;
+        }
     } else if (lease_asked) {
         return not_found("the open has no lease");
     }
@@ -212,11 +220,12 @@ Status grant_caching(RequestContext& ctx, const CreateRequest& req,
     return {};
 }
 
-asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const CreateRequest& /*req*/,
+asio::awaitable<NtStatus> reconnect_durable(RequestContext& ctx, const CreateRequest& req,
                                             const CreateContextRequests& c) {
     const FileId fid = c.reconnect_v1 ? *c.reconnect_v1 : c.reconnect_v2->file_id;
     auto open = ctx.server.opens.find_persistent(fid.persistent);
-    if (NtStatus st = check_reconnect(ctx, c, open); st != NtStatus::Success) co_return st;
+    if (NtStatus st = check_reconnect(ctx, req.name, c, open); st != NtStatus::Success)
+        co_return st;
     if (!ctx.server.opens.reconnect(open, ctx.session_id, ctx.tree, ctx.conn.id))
         co_return NtStatus::ObjectNameNotFound;  // lost a race with its expiry or another reconnect
     CreateResponse resp;

@@ -215,6 +215,10 @@ TEST_F(E2eLease, DurableV2HandleSurvivesALostConnectionAndIsReconnected) {
     auto bad =
         a2->create(with_reconnect_v2(lease_req("durable.dat", 0x33, kRwh), ca.body.file_id, 0x45));
     EXPECT_EQ(bad.status, NtStatus::ObjectNameNotFound);
+    // The right handle under another name: the lease names its file (MS-SMB2 3.3.5.9.12).
+    auto renamed =
+        a2->create(with_reconnect_v2(lease_req("other.dat", 0x33, kRwh), ca.body.file_id, 0x44));
+    EXPECT_EQ(renamed.status, NtStatus::InvalidParameter);
     auto re =
         a2->create(with_reconnect_v2(lease_req("durable.dat", 0x33, kRwh), ca.body.file_id, 0x44));
     ASSERT_TRUE(re.ok()) << status_name(re.status);
