@@ -309,12 +309,22 @@ void FileTable::disconnect(const FileKey& key, Token token, std::function<void()
         o.notifier = nullptr;
         o.purge = std::move(purge);
         o.purging = false;
-        if (!o.lease) break;
+        if (!o.lease) {
+            // A break sent just before the connection was lost can never be acknowledged now.
+            if (o.breaking) {
+                o.purging = true;
+                o.purge();
+            }
+            break;
+        }
         // The lease is only out of reach when all of its opens are.
         bool reachable = false;
         for (const auto& other : it->second.opens)
             if (other.lease == o.lease && !other.purge) reachable = true;
-        if (!reachable) o.lease->notifier = nullptr;
+        if (!reachable) {
+            o.lease->notifier = nullptr;
+            if (o.lease->breaking) purge_lease_locked(it->second, *o.lease);
+        }
         break;
     }
 }

@@ -66,6 +66,19 @@ TEST_F(OplockTest, SecondOpenGetsLevelIIWhenNobodyHoldsAnExclusiveOplock) {
     EXPECT_EQ(files.grant_oplock(kFile, b, oplock::kBatch, false, hb.notifier()), oplock::kII);
 }
 
+TEST_F(OplockTest, DurableOpenLosingItsConnectionDuringABreakIsPurgedAtOnce) {
+    // The break went out just before the holder's connection was lost: no acknowledgment can
+    // come, so the disconnected open is closed now instead of after the break timeout.
+    Holder ha;
+    auto a = open();
+    ASSERT_EQ(files.grant_oplock(kFile, a, oplock::kBatch, false, ha.notifier()), oplock::kBatch);
+    ASSERT_EQ(try_open(am::kFileReadData).status(), NtStatus::OplockBreakInProgress);
+    ASSERT_EQ(ha.breaks.size(), 1u);
+    int purged = 0;
+    files.disconnect(kFile, a, [&] { ++purged; });
+    EXPECT_EQ(purged, 1);
+}
+
 TEST_F(OplockTest, ConflictingOpenBreaksBatchToLevelIIAndWaitsForTheAck) {
     Holder ha;
     auto a = open();
