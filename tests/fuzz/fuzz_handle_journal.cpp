@@ -1,5 +1,6 @@
 // Fuzz target: the persistent handle journal's log image (server/state/handle_journal.h), as
 // a restart reads it from the share's volume: record framing and handle payloads.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
