@@ -2,13 +2,13 @@
 #include "server/handlers/create_caching.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "protocol/negotiate.h"
 #include "server/connection_state.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/state/file_table.h"
+#include "server/vfs/case_fold.h"
 #include "server/vfs/metadata.h"
 
 namespace daxsmbd::server::handlers {
@@ -16,13 +16,6 @@ namespace daxsmbd::server::handlers {
 using namespace protocol;
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
 
 // MS-SMB2 3.3.5.9.10: a DH2Q timeout of 0 gets the server's default; Windows and Samba keep a
 // disconnected durable handle 60 s by default and at most 300 s.
@@ -118,7 +111,7 @@ NtStatus check_reconnect(RequestContext& ctx, std::string_view name, const Creat
         // oplock reconnect ignores the name).
         std::string wanted(name);
         std::replace(wanted.begin(), wanted.end(), '\\', '/');
-        if (!iequals(wanted, open->local.path)) {
+        if (!vfs::equal_ignore_case(wanted, open->local.path)) {
             ctx.log().debug("durable reconnect refused: the lease is on another name");
             return NtStatus::InvalidParameter;
         }
@@ -131,7 +124,7 @@ NtStatus check_reconnect(RequestContext& ctx, std::string_view name, const Creat
                        "refused");
         return NtStatus::AccessDenied;
     }
-    if (!iequals(d.share, ctx.tree->share->config.name))
+    if (!vfs::equal_ignore_case(d.share, ctx.tree->share->config.name))
         return not_found("the open is on another share");
     if (!d.disconnected) return not_found("the open is still connected");
     return NtStatus::Success;
@@ -165,8 +158,9 @@ size_t close_earlier_app_instance(RequestContext& ctx, const CreateContextReques
     const auto& share = ctx.tree->share->config.name;
     auto closed = ctx.server.opens.remove_if([&](const Open& o) {
         return o.durable.app_instance_id == contexts.app_instance_id &&
-               iequals(o.tree ? o.tree->share->config.name : o.durable.share, share) &&
-               iequals(o.local.path, wanted);
+               vfs::equal_ignore_case(o.tree ? o.tree->share->config.name : o.durable.share,
+                                      share) &&
+               vfs::equal_ignore_case(o.local.path, wanted);
     });
     for (const auto& o : closed)
         ctx.log().info("open of '", o->local.path,

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -61,12 +60,7 @@ NtStatus check_file_name(std::string_view name) {
 
 bool is_reserved_root_name(const ShareRoot& root, std::string_view name) {
     const std::string& r = root.options().reserved_root_name;
-    if (r.empty() || r.size() != name.size()) return false;
-    for (size_t i = 0; i < r.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(r[i])) !=
-            std::tolower(static_cast<unsigned char>(name[i])))
-            return false;
-    return true;
+    return !r.empty() && equal_ignore_case(r, name);
 }
 
 bool is_representable_name(std::string_view name) {
