@@ -487,6 +487,10 @@ const GlobalKey kGlobalKeys[] =
          [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
              return set_bool(st.cfg.global.leases, key, v);
          }},
+        {"smb3directoryleases",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_bool(st.cfg.global.directory_leases, key, v);
+         }},
         {"durablehandles",
          [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
              return set_bool(st.cfg.global.durable_handles, key, v);

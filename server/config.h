@@ -114,6 +114,10 @@ struct GlobalConfig {
     // "smb2 leases" (Samba's key): grant leases (SMB2_GLOBAL_CAP_LEASING, 2.1 and later);
     // without them lease requests get no lease and clients fall back to oplocks.
     bool leases = true;
+    // "smb3 directory leases" (Samba's key): with leases on, 3.x connections are offered
+    // SMB2_GLOBAL_CAP_DIRECTORY_LEASING and directories get READ and HANDLE caching leases,
+    // broken when something inside the directory changes through this server.
+    bool directory_leases = true;
     // "durable handles" (Samba's key): grant durable handles v1/v2 (MS-SMB2 3.3.5.9.6,
     // 3.3.5.9.10) to opens with a batch oplock or a HANDLE caching lease.
     bool durable_handles = true;

@@ -26,6 +26,8 @@ namespace daxsmbd::server {
 // How often the DAX map cache looks for files deleted outside this server (a cached map keeps
 // a deleted file's blocks allocated): a few statx calls per cached map, on the blocking pool.
 constexpr std::chrono::seconds kDaxSweepInterval{10};
+// How long a lease break may wait for its acknowledgment (MS-SMB2 3.3.2.5: Windows, 35 s).
+constexpr std::chrono::seconds kLeaseBreakTimeout{35};
 
 static uint64_t now_filetime() {
     timespec ts;
@@ -78,6 +80,7 @@ Server::~Server() {
     for (auto& s : shares_)
         if (s->journal) s->journal->freeze();
     files.remove_unlink_listener(unlink_listener_);
+    files.set_break_expiry(nullptr);
     stop();
     for (auto& t : threads_)
         if (t.joinable()) t.join();
@@ -258,6 +261,15 @@ bool Server::start(std::string* error) {
         // Every loop's SQPOLL ring shares the first one's kernel thread.
         if (i == 0) eo.sqpoll_attach_fd = engines_[0]->sqpoll_fd();
     }
+
+    // Directory lease breaks that no operation waits for end after the break timeout
+    // (MS-SMB2 3.3.2.5) if nobody acknowledges them.
+    files.set_break_expiry([this](const FileKey& dir) {
+        auto timer = std::make_shared<asio::steady_timer>(*loops_[0], kLeaseBreakTimeout);
+        timer->async_wait([this, timer, dir](const boost::system::error_code& ec) {
+            if (!ec) files.expire_breaks(dir);
+        });
+    });
 
     if (!open_persistent_handles(error)) return false;
     if (!open_listeners(error)) return false;

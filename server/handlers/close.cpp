@@ -43,6 +43,8 @@ asio::awaitable<NtStatus> close(RequestContext& ctx) {
     auto info = co_await ctx.blocking([&]() -> Result<vfs::FileInfo> {
         Result<vfs::FileInfo> r = Error(NtStatus::InvalidHandle);
         if (postquery && fd >= 0) r = vfs::query_info(fd);
+        if (reg && open->local.modified.load(std::memory_order_relaxed))
+            reg->break_parent_directory_leases(open->local.path);
         if (reg) reg->release();
         return r;
     });

@@ -389,6 +389,7 @@ Attempt open_existing(const std::shared_ptr<const vfs::ShareRoot>& root, FileTab
         }
         action = disp == cd::kSupersede ? create_action::kSuperseded : create_action::kOverwritten;
         info = std::move(replaced);
+        break_parent_directory_leases(files, *root, rp.rel, p.parent_lease);
     }
 
     Attempt a;
@@ -486,6 +487,7 @@ Attempt create_new(const std::shared_ptr<const vfs::ShareRoot>& root, FileTable&
     CreateOutcome out;
     out.open = make_open(std::move(*fd), rp.rel, make_dir, *info, granted, pl, std::move(reg));
     out.create_action = create_action::kCreated;
+    break_parent_directory_leases(files, *root, rp.rel, p.parent_lease);
     out.info = *info;
     out.maximal_access = p.maximal_access;
     a.result = std::move(out);
@@ -814,6 +816,9 @@ asio::awaitable<NtStatus> open_or_create(RequestContext& ctx, const CreateReques
                                          CreateContextRequests& contexts) {
     CreateParams p = create_params(ctx, req, *share, contexts);
     p.lease = requested_lease(ctx, req, contexts);
+    if (p.lease && contexts.lease->version == 2 &&
+        (contexts.lease->flags & lease_flags::kParentLeaseKeySet))
+        p.parent_lease = LeaseId{p.lease->client_guid, contexts.lease->parent_lease_key};
     close_earlier_app_instance(ctx, contexts, req.name);
 
     if (auto st = validate_create(p); !st) co_return create_refused(ctx, p, *share, st.status());

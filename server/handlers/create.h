@@ -77,6 +77,9 @@ struct CreateParams {
     std::optional<FileKey>* oplock_break_file = nullptr;
     // The lease the open asks for: opens of the same lease do not break it.
     std::optional<LeaseId> lease;
+    // Its ParentLeaseKey (v2): a file made or replaced under that directory lease does not
+    // break it (MS-SMB2 3.3.5.9.11).
+    std::optional<LeaseId> parent_lease;
 };
 
 struct CreateOutcome {

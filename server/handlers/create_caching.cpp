@@ -196,9 +196,12 @@ Status grant_caching(RequestContext& ctx, const CreateRequest& req,
         lr.epoch = contexts.lease->epoch;
         if (lr.version == 2 && (contexts.lease->flags & lease_flags::kParentLeaseKeySet))
             lr.parent_key = contexts.lease->parent_lease_key;
+        const bool directory_leasing =
+            ctx.conn.state.server_capabilities & global_caps::kDirectoryLeasing;
         DAX_TRY(auto g, files.grant_lease(
                             reg.key(), reg.token(), lr, open->local.is_directory,
-                            ctx.conn.lease_break_notifier(ctx.session_id, ctx.tree->encrypt_data)));
+                            ctx.conn.lease_break_notifier(ctx.session_id, ctx.tree->encrypt_data),
+                            directory_leasing));
         if (g) {
             level = oplock_level::kLease;
             grants.lease = lease_response(*id, *g);

@@ -207,6 +207,9 @@ Status link_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& ke
         if (errno == EXDEV) return Error(NtStatus::NotSameDevice);
         return Error(errno_to_status(errno));
     }
+    // A new name in the target's directory (conservatively, the linking client's own
+    // directory lease breaks too).
+    break_parent_directory_leases(files, root, t.rel, std::nullopt);
     return {};
 }
 

@@ -46,9 +46,11 @@ NegotiateResponse make_response(ConnectionState& conn, Dialect d) {
     // is continuously available; encryption by the caller.
     r.capabilities = 0;
     if (d != Dialect::Smb202 && d != Dialect::Wildcard) r.capabilities |= global_caps::kLargeMtu;
-    // MS-SMB2 3.3.5.4: leasing from 2.1 on (file leases; no directory leases).
+    // MS-SMB2 3.3.5.4: leasing from 2.1 on, directory leasing on 3.x.
     if (d != Dialect::Smb202 && d != Dialect::Wildcard && g.leases)
         r.capabilities |= global_caps::kLeasing;
+    if (is_smb3(d) && g.leases && g.directory_leases)
+        r.capabilities |= global_caps::kDirectoryLeasing;
     if (is_smb3(d) && g.multi_channel) r.capabilities |= global_caps::kMultiChannel;
     const auto& shares = server.config().shares;
     if (is_smb3(d) && std::any_of(shares.begin(), shares.end(),

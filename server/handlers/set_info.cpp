@@ -292,7 +292,14 @@ asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> 
         }
         DAX_TRY(auto to, info::rename_file(*root, files, key, open->local.is_directory, from,
                                            r->file_name, r->replace_if_exists, breaks_pending));
-        if (to != from) files.set_path(key, to);
+        if (to != from) {
+            files.set_path(key, to);
+            // The name left one directory and entered another (or the same).
+            if (const auto& reg = open->local.file_registration) {
+                reg->break_parent_directory_leases(from);
+                reg->break_parent_directory_leases(to);
+            }
+        }
         return to;
     };
     auto renamed = co_await ctx.blocking(attempt);
@@ -376,7 +383,7 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
             break;
     }
 
-    auto st = co_await ctx.blocking([&]() -> Status {
+    auto apply = [&]() -> Status {
         switch (c) {
             case fic::kFileBasicInformation: {
                 DAX_TRY(auto b, FileBasicInfo::decode(buf));
@@ -410,6 +417,23 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
             default:
                 return Error(NtStatus::InternalError);
         }
+    };
+    auto st = co_await ctx.blocking([&]() -> Status {
+        DAX_CHECK(apply());
+        // Times, attributes and sizes are what a directory lease holder caches of its
+        // children (Windows breaks it for each; the open's own parent lease excepted).
+        const bool seen_by_parent = c == fic::kFileBasicInformation ||
+                                    c == fic::kFileEndOfFileInformation ||
+                                    c == fic::kFileAllocationInformation;
+        if (seen_by_parent && open->local.file_registration) {
+            std::string path;
+            {
+                std::lock_guard lk(open->mu);
+                path = open->local.path;
+            }
+            open->local.file_registration->break_parent_directory_leases(path);
+        }
+        return {};
     });
     co_return st.status();
 }

@@ -135,6 +135,8 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     if (open->local.file_registration) open->local.file_registration->break_others_level2_oplocks();
 
     if (open->local.is_directory) co_return NtStatus::InvalidDeviceRequest;
+    if (!open->local.modified.load(std::memory_order_relaxed))
+        open->local.modified.store(true, std::memory_order_relaxed);
     const bool can_write = open->granted_access & am::kFileWriteData;
     const bool can_append = open->granted_access & am::kFileAppendData;
     if (!can_write && !can_append) {

@@ -1,5 +1,8 @@
 #include "server/state/file_table.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -191,6 +194,11 @@ bool FileTable::break_lease_locked(LeaseRecord& l, uint32_t to, bool next_epoch)
 }
 
 void FileTable::set_lease_state_locked(LeaseRecord& l, uint32_t state) {
+    // A directory's READ caching is broken by changes inside it, never by writes.
+    if (l.directory) {
+        l.state = state;
+        return;
+    }
     const bool had_read = l.state & lease_bits::kReadCaching;
     const bool has_read = state & lease_bits::kReadCaching;
     if (had_read && !has_read) --level2_oplocks_;
@@ -205,18 +213,20 @@ void FileTable::drop_lease_locked(OpenRecord& o) {
     // The lease's last open is gone (MS-SMB2 3.3.4.17): so is the lease, and any break of it.
     set_lease_state_locked(*l, 0);
     l->breaking = false;
+    if (l->directory) --directory_leases_;
     leases_.erase(l->id);
 }
 
 Result<std::optional<LeaseGrant>> FileTable::grant_lease(const FileKey& key, Token token,
                                                          const LeaseRequest& req, bool is_directory,
-                                                         LeaseBreakNotifier notifier) {
+                                                         LeaseBreakNotifier notifier,
+                                                         bool directory_leasing) {
     std::lock_guard lk(mu_);
     auto lit = leases_.find(req.id);
     // MS-SMB2 3.3.5.9.8: a lease key names one file.
     if (lit != leases_.end() && !(lit->second->file == key))
         return Error(NtStatus::InvalidParameter);
-    if (is_directory) return std::optional<LeaseGrant>{};
+    if (is_directory && !directory_leasing) return std::optional<LeaseGrant>{};
     auto it = files_.find(key);
     if (it == files_.end()) return std::optional<LeaseGrant>{};
     auto self = std::find_if(it->second.opens.begin(), it->second.opens.end(),
@@ -231,6 +241,8 @@ Result<std::optional<LeaseGrant>> FileTable::grant_lease(const FileKey& key, Tok
         l->version = req.version;
         l->epoch = req.epoch;
         l->parent_key = req.parent_key;
+        l->directory = is_directory;
+        if (is_directory) ++directory_leases_;
         leases_.emplace(req.id, l);
     } else {
         l = lit->second;
@@ -246,6 +258,8 @@ Result<std::optional<LeaseGrant>> FileTable::grant_lease(const FileKey& key, Tok
         uint32_t want = req.state & (lease_bits::kReadCaching | lease_bits::kHandleCaching |
                                      lease_bits::kWriteCaching);
         if (!(want & lease_bits::kReadCaching)) want = 0;
+        // MS-SMB2 3.3.5.9.11: a directory is cached for reading and handles, never written.
+        if (l->directory) want &= ~lease_bits::kWriteCaching;
         uint32_t allowed = want;
         bool other_leases = false;
         for (const auto& o : it->second.opens) {
@@ -398,6 +412,57 @@ uint32_t FileTable::lease_state(const LeaseId& id) const {
     std::lock_guard lk(mu_);
     auto lit = leases_.find(id);
     return lit == leases_.end() ? 0 : lit->second->state;
+}
+
+bool FileTable::break_directory_leases(const FileKey& dir, const std::optional<LeaseId>& except) {
+    if (!has_directory_leases()) return false;
+    bool wait = false;
+    BreakExpiry expiry;
+    {
+        std::lock_guard lk(mu_);
+        auto it = files_.find(dir);
+        if (it == files_.end()) return false;
+        for (auto& o : it->second.opens) {
+            if (!o.lease || !o.lease->directory || (except && *except == o.lease->id)) continue;
+            LeaseRecord& l = *o.lease;
+            // Each lease once, however many of its opens the directory has.
+            if ((l.breaking ? l.pending_to : l.state) == 0) continue;
+            if (break_lease_locked(l, 0)) wait = true;
+        }
+        if (wait) expiry = break_expiry_;
+    }
+    if (expiry) expiry(dir);
+    return wait;
+}
+
+void FileTable::set_break_expiry(BreakExpiry expiry) {
+    std::lock_guard lk(mu_);
+    break_expiry_ = std::move(expiry);
+}
+
+void break_parent_directory_leases(FileTable& files, const vfs::ShareRoot& root,
+                                   std::string_view child_path,
+                                   const std::optional<LeaseId>& except) {
+    if (!files.has_directory_leases() || child_path.empty()) return;
+    const size_t slash = child_path.rfind('/');
+    const std::string_view parent =
+        slash == std::string_view::npos ? std::string_view{} : child_path.substr(0, slash);
+    auto fd = vfs::open_beneath(root, parent, O_PATH | O_DIRECTORY);
+    if (!fd) return;  // gone meanwhile: so is its lease's reason to exist
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0) return;
+    files.break_directory_leases(FileKey{uint64_t(st.st_dev), uint64_t(st.st_ino)}, except);
+}
+
+std::optional<LeaseId> FileTable::parent_lease(const FileKey& key, Token token) const {
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end()) return std::nullopt;
+    for (const auto& o : it->second.opens) {
+        if (o.token != token || !o.lease || !o.lease->parent_key) continue;
+        return LeaseId{o.lease->id.client_guid, *o.lease->parent_key};
+    }
+    return std::nullopt;
 }
 
 size_t FileTable::lease_count() const {
@@ -714,6 +779,11 @@ FileRegistration::FileRegistration(FileTable& table, FileKey key, FileTable::Tok
                                    std::shared_ptr<const vfs::ShareRoot> root)
     : table_(table), key_(key), token_(token), root_(std::move(root)) {}
 
+void FileRegistration::break_parent_directory_leases(std::string_view path) const {
+    if (!table_.has_directory_leases() || !root_) return;
+    server::break_parent_directory_leases(table_, *root_, path, table_.parent_lease(key_, token_));
+}
+
 FileRegistration::~FileRegistration() {
     release();
 }
@@ -724,15 +794,23 @@ bool FileRegistration::release() {
         if (released_) return false;
         released_ = true;
     }
-    const bool deleted = table_.remove(key_, token_, [this](const std::string& path) {
+    // A delete breaks the parent directory's leases, but not the one the deleting open named.
+    std::optional<LeaseId> parent_lease;
+    if (table_.has_directory_leases()) parent_lease = table_.parent_lease(key_, token_);
+    std::string deleted_path;
+    const bool deleted = table_.remove(key_, token_, [&](const std::string& path) {
         if (!root_) return;
         auto st = delete_if_same_file(*root_, key_, path);
-        if (!st)
+        if (!st) {
             log_info("delete on close of '", path, "' failed: ", status_name(st.status()));
-        else
-            log_debug("deleted '", path, "' (delete on close)");
+            return;
+        }
+        log_debug("deleted '", path, "' (delete on close)");
+        deleted_path = path;
     });
     if (deleted) table_.file_unlinked(key_);
+    if (!deleted_path.empty())
+        server::break_parent_directory_leases(table_, *root_, deleted_path, parent_lease);
     return deleted;
 }
 

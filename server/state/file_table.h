@@ -211,11 +211,14 @@ class FileTable {
     // file allows now: WRITE caching only when no open of another lease or without one has
     // the file open, nothing while another open holds an exclusive oplock or WRITE lease, and
     // never below what the lease holds. A lease that is breaking stays as it is and says so.
-    // InvalidParameter when the lease already belongs to another file. Directories get no
-    // lease (nullopt), as without SMB2_GLOBAL_CAP_DIRECTORY_LEASING.
+    // InvalidParameter when the lease already belongs to another file. A directory gets a
+    // lease only with `directory_leasing` (the connection was offered
+    // SMB2_GLOBAL_CAP_DIRECTORY_LEASING), and never WRITE caching (MS-SMB2 3.3.5.9.11); else
+    // none (nullopt).
     Result<std::optional<LeaseGrant>> grant_lease(const FileKey& key, Token token,
                                                   const LeaseRequest& req, bool is_directory,
-                                                  LeaseBreakNotifier notifier);
+                                                  LeaseBreakNotifier notifier,
+                                                  bool directory_leasing = false);
     // A LEASE_BREAK acknowledgment (MS-SMB2 3.3.5.22.2): ObjectNameNotFound for an unknown
     // lease, Unsuccessful when none of its breaks is in progress, RequestNotAccepted for a
     // state the break did not offer; else the lease now holds `state` (returned). A later
@@ -223,6 +226,27 @@ class FileTable {
     Result<uint32_t> acknowledge_lease_break(const LeaseId& id, uint32_t state);
     // The state of lease `id` now (0 when unknown).
     uint32_t lease_state(const LeaseId& id) const;
+
+    // Directory leases -----------------------------------------------------------------------
+    // Whether any directory holds a lease, so that the common case (none) costs a load.
+    bool has_directory_leases() const {
+        return directory_leases_.load(std::memory_order_relaxed) != 0;
+    }
+    // Something inside directory `dir` changed: a name was created, removed or renamed, or a
+    // child's data or attributes changed (MS-FSA 2.1.4.13, as Windows breaks directory
+    // leases). Every lease on `dir` except `except` (the ParentLeaseKey the changing open
+    // named, so that a client's own changes keep its directory cache) is broken to NONE. The
+    // change does not wait for it; true when an acknowledgment is awaited (expire_breaks()
+    // after the break timeout ends it).
+    bool break_directory_leases(const FileKey& dir, const std::optional<LeaseId>& except);
+    // The parent directory's lease named by open `token`'s lease (its ParentLeaseKey, of the
+    // same client), if any.
+    std::optional<LeaseId> parent_lease(const FileKey& key, Token token) const;
+    // Called (outside the table lock) with a directory whose lease break awaits an
+    // acknowledgment that no operation waits for: the owner arms the break timeout
+    // (MS-SMB2 3.3.2.5) and then calls expire_breaks(). Unset: such breaks wait forever.
+    using BreakExpiry = std::function<void(const FileKey&)>;
+    void set_break_expiry(BreakExpiry expiry);
 
     // Durable opens (MS-SMB2 3.3.5.9.6 ff.) ----------------------------------------------------
     // Open `token` lost its connection but stays, durable: no break can reach it any more, so a
@@ -266,6 +290,7 @@ class FileTable {
         uint8_t version = 1;
         std::optional<protocol::Guid> parent_key;
         size_t opens = 0;
+        bool directory = false;       // a directory lease (counted in directory_leases_)
         LeaseBreakNotifier notifier;  // of the lease's most recent open
     };
     struct OpenRecord {
@@ -316,8 +341,17 @@ class FileTable {
     // READ caching leases count too.
     std::atomic<size_t> level2_oplocks_{0};
     std::unordered_map<LeaseId, std::shared_ptr<LeaseRecord>, LeaseIdHash> leases_;
+    std::atomic<size_t> directory_leases_{0};  // LeaseRecords of directories
+    BreakExpiry break_expiry_;
     Token next_token_ = 1;
 };
+
+// The change of `child_path` (share-relative, on-disk spelling) breaks the leases of its parent
+// directory (FileTable::break_directory_leases), `except` the changing open's ParentLeaseKey.
+// Opens the parent (O_PATH) only when some directory holds a lease; runs on the blocking pool.
+void break_parent_directory_leases(FileTable& files, const vfs::ShareRoot& root,
+                                   std::string_view child_path,
+                                   const std::optional<LeaseId>& except);
 
 // One open's membership in a FileTable. release() (or the destructor) removes the open; when it
 // was the last open of a file whose delete is pending, the file is deleted through `root`:
@@ -339,6 +373,10 @@ class FileRegistration {
     // This open changes the file's data or locks (WRITE, end-of-file/allocation, LOCK): the
     // other opens' LEVEL_II oplocks break to NONE (FileTable::break_level2_oplocks).
     void break_others_level2_oplocks() { table_.break_level2_oplocks(key_, token_); }
+    // This open changed its file's data, attributes or name: the leases of the directory
+    // holding `path` (the name it had or has now) break, except the one its own lease names
+    // as its parent. Blocking (opens the directory), only when a directory holds a lease.
+    void break_parent_directory_leases(std::string_view path) const;
     FileTable& table() const { return table_; }
 
   private:

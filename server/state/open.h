@@ -52,6 +52,9 @@ struct LocalOpen {
     uint32_t share_access = 0;
     bool delete_on_close = false;
     std::atomic<uint64_t> position{0};  // FilePositionInformation
+    // Data was written through this open: its close changes the file's times, which breaks
+    // the parent directory's leases (as Windows does; smbtorture smb2.lease.v2_request).
+    std::atomic<bool> modified{false};
     // Open.Mode (MS-FSA 2.1.1.6) once a FileModeInformation set replaced it; until then
     // (mode_set false) it is the mode bits of the protocol handle's create_options.
     uint32_t mode = 0;

@@ -357,6 +357,13 @@ TEST(Config, ServerMultiChannelSupport) {
               std::string::npos);
 }
 
+TEST(Config, Smb3DirectoryLeases) {
+    EXPECT_TRUE(parse_ok("[global]\n").global.directory_leases);  // Samba's default: yes
+    EXPECT_FALSE(parse_ok("[global]\nsmb3 directory leases = no\n").global.directory_leases);
+    EXPECT_NE(parse_err("[global]\nsmb3 directory leases = sometimes\n").find("bad value"),
+              std::string::npos);
+}
+
 TEST(Config, NumericRanges) {
     EXPECT_NE(parse_err("[global]\nsmb ports = 0\n").find("bad value"), std::string::npos);
     EXPECT_NE(parse_err("[global]\nsmb ports = 65536\n").find("bad value"), std::string::npos);

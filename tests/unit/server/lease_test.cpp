@@ -264,5 +264,111 @@ TEST_F(LeaseTest, LeaseKeyOnAnotherFileIsRefused) {
               NtStatus::InvalidParameter);
 }
 
+// Directory leases (MS-SMB2 3.3.5.9.11 with SMB2_GLOBAL_CAP_DIRECTORY_LEASING).
+class DirectoryLeaseTest : public ::testing::Test {
+  protected:
+    FileTable files;
+    const FileKey kDir{1, 9};
+
+    // Opens the directory for listing with lease `id`, asking `state` (v2, optional parent).
+    std::optional<LeaseGrant> open_dir(const LeaseId& id, uint32_t state, LeaseHolder& h,
+                                       bool directory_leasing = true) {
+        OplockOpenIntent intent{am::kFileReadData, false, id};
+        auto t = files.add(kDir, ShareMode{am::kFileReadData, kShareAll}, false, "d", &intent);
+        EXPECT_TRUE(t.ok());
+        if (!t) return std::nullopt;
+        tokens.push_back(*t);
+        LeaseRequest req;
+        req.id = id;
+        req.state = state;
+        req.version = 2;
+        auto g = files.grant_lease(kDir, *t, req, true, h.notifier(), directory_leasing);
+        EXPECT_TRUE(g.ok());
+        return g.ok() ? *g : std::nullopt;
+    }
+    std::vector<FileTable::Token> tokens;
+};
+
+TEST_F(DirectoryLeaseTest, DirectoryGetsReadAndHandleCachingNeverWrite) {
+    LeaseHolder h;
+    EXPECT_FALSE(files.has_directory_leases());
+    auto g = open_dir(lease_id(1, 1), kRwh, h);
+    ASSERT_TRUE(g.has_value());
+    EXPECT_EQ(g->state, kRh);
+    EXPECT_EQ(g->epoch, 1);
+    EXPECT_TRUE(files.has_directory_leases());
+    // The lease goes with the directory's last open.
+    files.remove(kDir, tokens[0], {});
+    EXPECT_FALSE(files.has_directory_leases());
+    EXPECT_EQ(files.lease_count(), 0u);
+}
+
+TEST_F(DirectoryLeaseTest, WithoutDirectoryLeasingTheDirectoryGetsNoLease) {
+    LeaseHolder h;
+    EXPECT_FALSE(open_dir(lease_id(1, 1), kRh, h, false).has_value());
+    EXPECT_FALSE(files.has_directory_leases());
+}
+
+TEST_F(DirectoryLeaseTest, ChangeInsideBreaksEveryLeaseButTheParentKeyOfTheChanger) {
+    LeaseHolder a, b;
+    ASSERT_EQ(open_dir(lease_id(1, 1), kRh, a)->state, kRh);
+    ASSERT_EQ(open_dir(lease_id(2, 2), kR, b)->state, kR);
+    // Client 1 creates a file under its own directory lease: only client 2's lease breaks,
+    // READ caching alone needs no acknowledgment.
+    EXPECT_FALSE(files.break_directory_leases(kDir, lease_id(1, 1)));
+    EXPECT_TRUE(a.breaks.empty());
+    ASSERT_EQ(b.breaks.size(), 1u);
+    EXPECT_EQ(b.breaks[0].current_state, kR);
+    EXPECT_EQ(b.breaks[0].new_state, 0u);
+    EXPECT_FALSE(b.breaks[0].ack_required);
+    EXPECT_EQ(files.lease_state(lease_id(2, 2)), 0u);
+    // A change by anyone else breaks client 1's RH to NONE, acknowledged, epoch up; the same
+    // lease is not broken twice while that break is in flight.
+    bool expiry_armed = false;
+    files.set_break_expiry([&](const FileKey& k) { expiry_armed = k == kDir; });
+    EXPECT_TRUE(files.break_directory_leases(kDir, std::nullopt));
+    EXPECT_TRUE(expiry_armed);
+    ASSERT_EQ(a.breaks.size(), 1u);
+    EXPECT_EQ(a.breaks[0].current_state, kRh);
+    EXPECT_EQ(a.breaks[0].new_state, 0u);
+    EXPECT_TRUE(a.breaks[0].ack_required);
+    EXPECT_EQ(a.breaks[0].new_epoch, 2);
+    files.break_directory_leases(kDir, std::nullopt);
+    EXPECT_EQ(a.breaks.size(), 1u);
+    ASSERT_TRUE(files.acknowledge_lease_break(lease_id(1, 1), 0).ok());
+    // A new request upgrades again (epoch 3), as smbtorture smb2.lease.v2_request expects.
+    auto again = open_dir(lease_id(1, 1), kRwh, a);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->state, kRh);
+    EXPECT_EQ(again->epoch, 3);
+}
+
+TEST_F(DirectoryLeaseTest, UnacknowledgedDirectoryBreakExpires) {
+    LeaseHolder a;
+    ASSERT_EQ(open_dir(lease_id(1, 1), kRh, a)->state, kRh);
+    EXPECT_TRUE(files.break_directory_leases(kDir, std::nullopt));
+    files.expire_breaks(kDir);
+    EXPECT_EQ(files.lease_state(lease_id(1, 1)), 0u);
+    // Nothing is in flight any more: an acknowledgment now is out of place.
+    EXPECT_EQ(files.acknowledge_lease_break(lease_id(1, 1), 0).status(), NtStatus::Unsuccessful);
+}
+
+TEST_F(DirectoryLeaseTest, ParentLeaseOfAFileOpenIsItsParentKeyOfTheSameClient) {
+    LeaseHolder h;
+    OplockOpenIntent intent{kRw, false, lease_id(1, 5)};
+    auto t = files.add(kFile, ShareMode{kRw, kShareAll}, false, "d/f", &intent);
+    ASSERT_TRUE(t.ok());
+    EXPECT_FALSE(files.parent_lease(kFile, *t).has_value());
+    LeaseRequest req;
+    req.id = lease_id(1, 5);
+    req.state = kRwh;
+    req.version = 2;
+    req.parent_key = lease_id(0, 1).key;
+    ASSERT_TRUE(files.grant_lease(kFile, *t, req, false, h.notifier()).ok());
+    auto p = files.parent_lease(kFile, *t);
+    ASSERT_TRUE(p.has_value());
+    EXPECT_EQ(*p, lease_id(1, 1));
+}
+
 }  // namespace
 }  // namespace daxsmbd::server
