@@ -312,6 +312,26 @@ asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> 
     co_return NtStatus::Success;
 }
 
+// MS-SMB2 3.3.5.21.1: the access the open must hold for info class `c`.
+Status check_set_file_access(const Open& open, uint8_t c) {
+    switch (c) {
+        case fic::kFileBasicInformation:
+            return require(open, am::kFileWriteAttributes);
+        case fic::kFileDispositionInformation:
+        case fic::kFileDispositionInformationEx:
+        case fic::kFileShortNameInformation:
+            return require(open, am::kDelete);
+        case fic::kFileFullEaInformation:
+            return require(open, am::kFileWriteEa);
+        case fic::kFileAllocationInformation:
+        case fic::kFileEndOfFileInformation:
+        case fic::kFileValidDataLengthInformation:
+            return require(open, am::kFileWriteData);
+        default:
+            return {};
+    }
+}
+
 asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> open,
                                    const SetInfoRequest& req) {
     const uint8_t c = req.file_info_class;
@@ -335,27 +355,7 @@ asio::awaitable<NtStatus> set_file(RequestContext& ctx, std::shared_ptr<Open> op
     std::shared_ptr<vfs::ShareRoot> root = ctx.tree->share->root;
     if (root->read_only()) co_return NtStatus::MediaWriteProtected;  // MS-FSA 2.1.5.15
 
-    // MS-SMB2 3.3.5.21.1 access checks.
-    switch (c) {
-        case fic::kFileBasicInformation:
-            if (auto st = require(*open, am::kFileWriteAttributes); !st) co_return st.status();
-            break;
-        case fic::kFileDispositionInformation:
-        case fic::kFileDispositionInformationEx:
-        case fic::kFileShortNameInformation:
-            if (auto st = require(*open, am::kDelete); !st) co_return st.status();
-            break;
-        case fic::kFileFullEaInformation:
-            if (auto st = require(*open, am::kFileWriteEa); !st) co_return st.status();
-            break;
-        case fic::kFileAllocationInformation:
-        case fic::kFileEndOfFileInformation:
-        case fic::kFileValidDataLengthInformation:
-            if (auto st = require(*open, am::kFileWriteData); !st) co_return st.status();
-            break;
-        default:
-            break;
-    }
+    if (auto st = check_set_file_access(*open, c); !st) co_return st.status();
 
     switch (c) {
         case fic::kFileRenameInformation:
