@@ -66,6 +66,7 @@ std::string_view status_name(NtStatus s) {
         N(MediaWriteProtected, "STATUS_MEDIA_WRITE_PROTECTED")
         N(BadImpersonationLevel, "STATUS_BAD_IMPERSONATION_LEVEL")
         N(IoTimeout, "STATUS_IO_TIMEOUT")
+        N(FileForcedClosed, "STATUS_FILE_FORCED_CLOSED")
         N(FileIsADirectory, "STATUS_FILE_IS_A_DIRECTORY")
         N(NotSupported, "STATUS_NOT_SUPPORTED")
         N(InvalidNetworkResponse, "STATUS_INVALID_NETWORK_RESPONSE")

@@ -66,6 +66,7 @@ enum class NtStatus : uint32_t {
     MediaWriteProtected = 0xC00000A2,
     BadImpersonationLevel = 0xC00000A5,
     IoTimeout = 0xC00000B5,
+    FileForcedClosed = 0xC00000B6,
     FileIsADirectory = 0xC00000BA,
     NotSupported = 0xC00000BB,
     InvalidNetworkResponse = 0xC00000C3,

@@ -46,7 +46,8 @@ Result<protocol::Guid> stable_server_guid(const Share& share) {
     return g;
 }
 
-PersistentHandle persistent_handle_of(const Open& o, const FileTable::Held& held) {
+PersistentHandle persistent_handle_of(const Open& o, const FileTable::Held& held,
+                                      std::vector<LockRange> locks) {
     PersistentHandle h;
     h.persistent_id = o.id.persistent;
     h.path = o.local.path;
@@ -68,6 +69,8 @@ PersistentHandle persistent_handle_of(const Open& o, const FileTable::Held& held
         h.parent_lease_key = held.lease->parent_key;
     }
     h.app_instance_id = o.durable.app_instance_id;
+    h.app_instance_version = o.durable.app_instance_version;
+    h.locks = std::move(locks);
     return h;
 }
 
@@ -96,11 +99,12 @@ void rejournal_persistent_opens(Server& server, const std::function<bool(const O
         const auto& reg = o->local.file_registration;
         auto share = server.find_share(o->durable.share);
         if (!reg || !share || !share->journal) continue;
-        if (auto st = share->journal->put(
-                persistent_handle_of(*o, reg->table().held(reg->key(), reg->token())));
+        auto locks = server.locks.locks_of(reg->key(), o.get());
+        if (auto st = share->journal->put(persistent_handle_of(
+                *o, reg->table().held(reg->key(), reg->token()), std::move(locks)));
             !st)
             log_info("persistent handle '", o->local.path,
-                     "': new caching state not journaled: ", status_name(st.status()));
+                     "': new caching or lock state not journaled: ", status_name(st.status()));
     }
 }
 
@@ -154,6 +158,13 @@ Result<std::shared_ptr<Open>> reopen(Server& server, const std::shared_ptr<Share
     d.client_guid = h.client_guid;
     d.lease_key = h.lease_key;
     d.app_instance_id = h.app_instance_id;
+    d.app_instance_version = h.app_instance_version;
+    // Its byte-range locks, owned by the new Open (nobody else can have taken them: the server
+    // has just started, before any client).
+    if (!h.locks.empty()) {
+        DAX_CHECK(server.locks.lock(key, o.get(), h.locks));
+        install_lock_release_hook(*o, server.locks);
+    }
     if (!h.is_directory) o->local.data = io::open_data_path(*share, *o, server.dax_maps);
     return o;
 }

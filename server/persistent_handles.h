@@ -35,15 +35,18 @@ Result<std::shared_ptr<HandleJournal>> open_share_journal(const Share& share);
 // identity, as on Windows, whose ServerGuid survives reboots.
 Result<protocol::Guid> stable_server_guid(const Share& share);
 
-// What the journal keeps of persistent open `open`, whose oplock or lease is `held`.
-PersistentHandle persistent_handle_of(const Open& open, const FileTable::Held& held);
+// What the journal keeps of persistent open `open`, whose oplock or lease is `held` and whose
+// byte-range locks are `locks`.
+PersistentHandle persistent_handle_of(const Open& open, const FileTable::Held& held,
+                                      std::vector<LockRange> locks = {});
 
 // Journals persistent open `open` and makes its CLOSE forget it. Blocking (syncs the journal).
 Status journal_persistent_open(const std::shared_ptr<HandleJournal>& journal,
                                const std::shared_ptr<Open>& open, const FileTable::Held& held);
 
-// The oplock or lease of persistent opens changed (a break acknowledged): the journal gets
-// their new state, so that a restart does not bring back caching they gave up. Blocking.
+// The oplock, lease or byte-range locks of persistent opens changed (a break acknowledged, a
+// LOCK): the journal gets their new state, so that a restart brings back neither caching they
+// gave up nor locks they released, and keeps the locks they took. Blocking.
 void rejournal_persistent_opens(Server& server, const std::function<bool(const Open&)>& which);
 
 // Opens again, disconnected, every handle `share`'s journal holds; handles whose file is gone

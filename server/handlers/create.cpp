@@ -819,7 +819,8 @@ asio::awaitable<NtStatus> open_or_create(RequestContext& ctx, const CreateReques
     if (p.lease && contexts.lease->version == 2 &&
         (contexts.lease->flags & lease_flags::kParentLeaseKeySet))
         p.parent_lease = LeaseId{p.lease->client_guid, contexts.lease->parent_lease_key};
-    close_earlier_app_instance(ctx, contexts, req.name);
+    if (auto st = close_earlier_app_instance(ctx, contexts, req.name); !st)
+        co_return create_refused(ctx, p, *share, st.status());
 
     if (auto st = validate_create(p); !st) co_return create_refused(ctx, p, *share, st.status());
     // MS-SMB2 3.3.5.9.4: no snapshot exists for any timestamp (no previous versions served).

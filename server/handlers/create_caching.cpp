@@ -150,18 +150,34 @@ bool holds_lease(const Open& o) {
 
 }  // namespace
 
-size_t close_earlier_app_instance(RequestContext& ctx, const CreateContextRequests& contexts,
-                                  std::string_view name) {
-    if (!contexts.app_instance_id) return 0;
+Result<size_t> close_earlier_app_instance(RequestContext& ctx,
+                                          const CreateContextRequests& contexts,
+                                          std::string_view name) {
+    if (!contexts.app_instance_id) return size_t(0);
     std::string wanted(name);
     std::replace(wanted.begin(), wanted.end(), '\\', '/');
     const auto& share = ctx.tree->share->config.name;
-    auto closed = ctx.server.opens.remove_if([&](const Open& o) {
+    const protocol::Guid& client = ctx.conn.state.client_guid;
+    auto earlier = [&](const Open& o) {
         return o.durable.app_instance_id == contexts.app_instance_id &&
+               o.durable.client_guid != client &&
                vfs::equal_ignore_case(o.tree ? o.tree->share->config.name : o.durable.share,
                                       share) &&
                vfs::equal_ignore_case(o.local.path, wanted);
-    });
+    };
+    // MS-SMB2 3.3.5.9.13: a newer instance may take over; an older or the same one may not.
+    const auto& version = contexts.app_instance_version;
+    if (version && ctx.dialect() == Dialect::Smb311) {
+        for (const auto& o : ctx.server.opens.find_all(earlier)) {
+            if (o->durable.app_instance_version && *o->durable.app_instance_version >= *version) {
+                ctx.log().info("CREATE of '", wanted,
+                               "' refused: an open of a newer or the same application instance "
+                               "version holds it");
+                return Error(NtStatus::FileForcedClosed);
+            }
+        }
+    }
+    auto closed = ctx.server.opens.remove_if(earlier);
     for (const auto& o : closed)
         ctx.log().info("open of '", o->local.path,
                        "' closed: a new instance of its application "
@@ -212,7 +228,12 @@ Status grant_caching(RequestContext& ctx, const CreateRequest& req,
             reg.key(), reg.token(), req.requested_oplock_level, open->local.is_directory,
             ctx.conn.oplock_break_notifier(ctx.session_id, open->id, ctx.tree->encrypt_data));
     }
+    // Open.ClientGuid (MS-SMB2 3.3.5.9), which tells another instance of an application from
+    // this client's own reopen.
+    open->durable.client_guid = ctx.conn.state.client_guid;
     open->durable.app_instance_id = contexts.app_instance_id;
+    if (contexts.app_instance_id && ctx.dialect() == Dialect::Smb311)
+        open->durable.app_instance_version = contexts.app_instance_version;
     grant_durability(ctx, contexts, open, files.held(reg.key(), reg.token()), grants);
     return {};
 }

@@ -57,10 +57,13 @@ asio::awaitable<NtStatus> respond_replayed(RequestContext& ctx, const protocol::
                                            const std::shared_ptr<Open>& open);
 
 // MS-SMB2 3.3.5.9.13: a CREATE with an AppInstanceId closes the opens of the same file name on
-// the same share that carry that AppInstanceId (an earlier instance of the application), before
-// it opens anything. Returns how many were closed.
-size_t close_earlier_app_instance(RequestContext& ctx, const CreateContextRequests& contexts,
-                                  std::string_view name);
+// the same share that carry that AppInstanceId from another client (an earlier instance of the
+// application, failed over), before it opens anything. On 3.1.1 an APP_INSTANCE_VERSION not
+// newer than such an open's refuses the CREATE instead: STATUS_FILE_FORCED_CLOSED, nothing
+// closed. Returns how many were closed.
+Result<size_t> close_earlier_app_instance(RequestContext& ctx,
+                                          const CreateContextRequests& contexts,
+                                          std::string_view name);
 
 // A CREATE response's times, sizes and attributes from the open file's (create.cpp).
 void fill_times(protocol::CreateResponse& r, const vfs::FileInfo& i);

@@ -75,6 +75,10 @@ Result<CreateContextRequests> decode_create_contexts(const CreateContextList& li
         DAX_TRY(auto app, AppInstanceIdContext::decode(c->data));
         out.app_instance_id = app.app_instance_id;
     }
+    if (const CreateContext* c = list.find(Bytes(n::kAppInstanceVersion))) {
+        DAX_TRY(auto v, AppInstanceVersionContext::decode(c->data));
+        out.app_instance_version = AppInstanceVersion{v.version_high, v.version_low};
+    }
     return out;
 }
 

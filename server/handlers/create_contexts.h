@@ -30,6 +30,7 @@
 #include "protocol/create.h"
 #include "protocol/create_contexts.h"
 #include "protocol/security_descriptor.h"
+#include "server/state/open.h"
 #include "server/vfs/ea.h"
 #include "server/vfs/metadata.h"
 
@@ -49,6 +50,7 @@ struct CreateContextRequests {
     std::optional<protocol::FileId> reconnect_v1;                    // DHnC
     std::optional<protocol::DurableHandleReconnectV2> reconnect_v2;  // DH2C
     std::optional<protocol::Guid> app_instance_id;                   // APP_INSTANCE_ID
+    std::optional<AppInstanceVersion> app_instance_version;          // APP_INSTANCE_VERSION
     bool reconnect() const { return reconnect_v1 || reconnect_v2; }
 };
 

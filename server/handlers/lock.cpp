@@ -3,9 +3,10 @@
 //
 // Lock sequence replay detection (MS-SMB2 3.3.5.14, Open.LockSequenceArray) runs where the
 // specification asks for it: on resilient opens (FSCTL_LMR_REQUEST_RESILIENCY), durable and
-// persistent opens (none yet) and on every open of a 3.x connection when the server offers
-// multichannel (not yet). Elsewhere LockSequenceNumber/Index are ignored, as Windows does
-// (smbtorture smb2.lock.replay_broken_windows).
+// persistent opens and on every open of a 3.x connection when the server offers multichannel.
+// Elsewhere LockSequenceNumber/Index are ignored, as Windows does (smbtorture
+// smb2.lock.replay_broken_windows). The locks of a persistent open are journaled with it
+// (server/persistent_handles.h) before the LOCK is answered.
 #include "protocol/lock.h"
 
 #include <boost/asio/post.hpp>
@@ -20,6 +21,7 @@
 #include "server/connection_state.h"
 #include "server/handlers/handlers.h"
 #include "server/log.h"
+#include "server/persistent_handles.h"
 #include "server/server.h"
 #include "server/state/lock_table.h"
 
@@ -204,6 +206,9 @@ asio::awaitable<NtStatus> lock_or_wait(RequestContext& ctx, std::shared_ptr<Open
     }
 }
 
+asio::awaitable<NtStatus> lock_request(RequestContext& ctx, std::shared_ptr<Open> open,
+                                       const LockRequest* req);
+
 }  // namespace
 
 asio::awaitable<NtStatus> lock(RequestContext& ctx) {
@@ -211,8 +216,24 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     if (!req) co_return req.status();
     auto found = ctx.find_open(req->file_id);
     if (!found) co_return found.status();
-    // Moved out, so that `open` below is the request's only reference (see lock_or_wait()).
-    std::shared_ptr<Open> open = std::move(*found);
+    const bool persistent = (*found)->durable.persistent;
+    const uint64_t id = (*found)->id.volatile_;
+    // Moved on, so that the request holds only one reference (see lock_or_wait()).
+    NtStatus st = co_await lock_request(ctx, std::move(*found), &*req);
+    // The locks a persistent handle holds are on the share's volume before the client learns of
+    // the change, like the handle itself.
+    if (st == NtStatus::Success && persistent)
+        co_await ctx.blocking_as_daemon([&] {
+            rejournal_persistent_opens(ctx.server,
+                                       [&](const Open& o) { return o.id.volatile_ == id; });
+        });
+    co_return st;
+}
+
+namespace {
+
+asio::awaitable<NtStatus> lock_request(RequestContext& ctx, std::shared_ptr<Open> open,
+                                       const LockRequest* req) {
     if (NtStatus st = refuse_lock_on(ctx, *open); st != NtStatus::Success) co_return st;
 
     const LockGranted granted{ctx, open, lock_sequence_bucket(ctx, *open, *req),
@@ -267,5 +288,7 @@ asio::awaitable<NtStatus> lock(RequestContext& ctx) {
     co_return co_await lock_or_wait(ctx, std::move(open), table, key, series.ranges.front(),
                                     max_locks, granted);
 }
+
+}  // namespace
 
 }  // namespace daxsmbd::server::handlers

@@ -34,7 +34,9 @@ constexpr size_t kRecordHeader = 16;
 constexpr uint8_t kPut = 1;
 constexpr uint8_t kRemove = 2;
 constexpr size_t kMaxPayload = 64 * 1024;
-constexpr uint8_t kFormatVersion = 1;
+// 2 added the app instance version and the byte-range locks; version 1 payloads still decode.
+constexpr uint8_t kFormatVersion = 2;
+constexpr size_t kLockBytes = 8 + 8 + 1;
 
 std::array<uint32_t, 256> make_crc_table() {
     std::array<uint32_t, 256> t{};
@@ -120,6 +122,36 @@ uint32_t crc32c(Bytes data, uint32_t crc) {
     return ~crc;
 }
 
+namespace {
+
+Status decode_version2_fields(ByteReader& r, PersistentHandle& h) {
+    DAX_TRY(uint8_t has_version, r.u8());
+    if (has_version > 1) return Error(NtStatus::InvalidParameter);
+    if (has_version) {
+        AppInstanceVersion v;
+        DAX_TRY(v.high, r.u64());
+        DAX_TRY(v.low, r.u64());
+        h.app_instance_version = v;
+    }
+    DAX_TRY(uint32_t locks, r.u32());
+    // Bounded by what the payload holds, so a corrupt count cannot allocate much.
+    if (locks > r.remaining() / kLockBytes) return Error(NtStatus::InvalidParameter);
+    h.locks.reserve(locks);
+    for (uint32_t i = 0; i < locks; ++i) {
+        LockRange l;
+        DAX_TRY(l.offset, r.u64());
+        DAX_TRY(l.length, r.u64());
+        DAX_TRY(uint8_t exclusive, r.u8());
+        if (exclusive > 1 || !lock_range_valid(l.offset, l.length))
+            return Error(NtStatus::InvalidParameter);
+        l.exclusive = exclusive == 1;
+        h.locks.push_back(l);
+    }
+    return {};
+}
+
+}  // namespace
+
 ByteVector encode_persistent_handle(const PersistentHandle& h) {
     ByteVector out;
     ByteWriter w(out);
@@ -142,6 +174,17 @@ ByteVector encode_persistent_handle(const PersistentHandle& h) {
     w.u8(h.lease_version);
     put_optional_guid(w, h.parent_lease_key);
     put_optional_guid(w, h.app_instance_id);
+    w.u8(h.app_instance_version ? 1 : 0);
+    if (h.app_instance_version) {
+        w.u64(h.app_instance_version->high);
+        w.u64(h.app_instance_version->low);
+    }
+    w.u32(uint32_t(h.locks.size()));
+    for (const LockRange& l : h.locks) {
+        w.u64(l.offset);
+        w.u64(l.length);
+        w.u8(l.exclusive ? 1 : 0);
+    }
     return out;
 }
 
@@ -149,7 +192,7 @@ Result<PersistentHandle> decode_persistent_handle(Bytes payload) {
     ByteReader r(payload);
     PersistentHandle h;
     DAX_TRY(uint8_t version, r.u8());
-    if (version != kFormatVersion) return Error(NtStatus::InvalidParameter);
+    if (version != 1 && version != kFormatVersion) return Error(NtStatus::InvalidParameter);
     DAX_TRY(h.persistent_id, r.u64());
     DAX_TRY(h.path, get_string(r));
     DAX_TRY(h.inode, r.u64());
@@ -170,6 +213,7 @@ Result<PersistentHandle> decode_persistent_handle(Bytes payload) {
     DAX_TRY(h.lease_version, r.u8());
     DAX_TRY(h.parent_lease_key, get_optional_guid(r));
     DAX_TRY(h.app_instance_id, get_optional_guid(r));
+    if (version >= 2) DAX_CHECK(decode_version2_fields(r, h));
     if (r.remaining() != 0) return Error(NtStatus::InvalidParameter);
     return h;
 }

@@ -1,6 +1,7 @@
 // The journal of persistent handles (MS-SMB2 3.3.1.10 Open.IsPersistent) of one continuously
 // available share: what a reconnect after a server restart needs to find its handle again (the
-// FileId, CreateGuid, owner, file, access, share access, oplock or lease, app instance id),
+// FileId, CreateGuid, owner, file, access, share access, oplock or lease, app instance id and
+// version, byte-range locks),
 // kept on the share's own volume so that it is exactly as durable as the files it names.
 //
 // Storage: an append-only log of records, each
@@ -35,6 +36,8 @@
 #include "protocol/bytes.h"
 #include "protocol/header.h"
 #include "protocol/result.h"
+#include "server/state/app_instance.h"
+#include "server/state/lock_table.h"
 
 namespace daxsmbd::server {
 
@@ -57,6 +60,8 @@ struct PersistentHandle {
     uint8_t lease_version = 0;
     std::optional<protocol::Guid> parent_lease_key;
     std::optional<protocol::Guid> app_instance_id;
+    std::optional<AppInstanceVersion> app_instance_version;
+    std::vector<LockRange> locks;  // the byte-range locks the handle holds
 
     bool operator==(const PersistentHandle&) const = default;
 };

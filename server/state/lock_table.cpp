@@ -206,6 +206,16 @@ bool LockTable::allows_io(uint64_t device, uint64_t inode, LockOwner owner, uint
     return true;
 }
 
+std::vector<LockRange> LockTable::locks_of(const FileKey& key, LockOwner owner) const {
+    std::vector<LockRange> out;
+    std::lock_guard lk(mu_);
+    auto it = files_.find(key);
+    if (it == files_.end()) return out;
+    for (const HeldLock& l : it->second.locks)
+        if (l.owner == owner) out.push_back(l.range);
+    return out;
+}
+
 size_t LockTable::lock_count(const FileKey& key) const {
     std::lock_guard lk(mu_);
     auto it = files_.find(key);

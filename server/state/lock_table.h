@@ -127,6 +127,9 @@ class LockTable {
         return allows_io(key.device, key.inode, owner, offset, length, write);
     }
 
+    // The locks `owner` holds on the file, oldest first (what a persistent handle journals).
+    std::vector<LockRange> locks_of(const FileKey& key, LockOwner owner) const;
+
     // For tests and diagnostics.
     size_t lock_count(const FileKey& key) const;
     size_t waiter_count(const FileKey& key) const;

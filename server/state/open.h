@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "protocol/header.h"
+#include "server/state/app_instance.h"
 #include "server/state/replay.h"
 #include "server/state/session.h"
 
@@ -124,6 +125,8 @@ struct Open {
         protocol::Guid client_guid{};
         std::optional<protocol::Guid> lease_key;        // the open's lease, if any
         std::optional<protocol::Guid> app_instance_id;  // Open.AppInstanceId
+        // Open.ApplicationInstanceVersionHigh/Low (3.1.1 APP_INSTANCE_VERSION).
+        std::optional<AppInstanceVersion> app_instance_version;
         bool disconnected = false;
         uint64_t generation = 0;  // bumped by each disconnect and reconnect
         // Open.IsPersistent (MS-SMB2 3.3.5.9.10): on a continuously available share, journaled

@@ -313,6 +313,44 @@ TEST_F(E2eLease, NewApplicationInstanceClosesTheEarlierInstancesHandle) {
     EXPECT_TRUE(b->close(cb.body.file_id).ok());
 }
 
+// MS-SMB2 3.3.5.9.13 on 3.1.1: an instance whose APP_INSTANCE_VERSION is not newer than the
+// open's is refused (STATUS_FILE_FORCED_CLOSED) and the open stays; a newer one takes over.
+// The same client reopening with its own AppInstanceId closes nothing.
+TEST_F(E2eLease, AppInstanceVersionDecidesWhichInstanceKeepsTheFile) {
+    auto a = login(0x30);
+    auto b = login(0x31);
+    auto instance = [](uint64_t high, uint64_t low) {
+        CreateRequest r;
+        r.name = "app-version.dat";
+        r.desired_access = kRw;
+        r.share_access = share_access::kRead | share_access::kWrite;
+        r.create_disposition = create_disposition::kOpenIf;
+        AppInstanceIdContext app;
+        app.app_instance_id = guid(0x77);
+        r.contexts.add(app);
+        AppInstanceVersionContext v;
+        v.version_high = high;
+        v.version_low = low;
+        r.contexts.add(v);
+        return r;
+    };
+    auto first = a->create(instance(2, 5));
+    ASSERT_TRUE(first.ok()) << status_name(first.status);
+    ASSERT_TRUE(a->write(first.body.file_id, 0, as_bytes(std::string("x"))).ok());
+    auto own = a->create(instance(1, 0));  // the same client: no other instance
+    ASSERT_TRUE(own.ok()) << status_name(own.status);
+    EXPECT_TRUE(a->close(own.body.file_id).ok());
+
+    EXPECT_EQ(b->create(instance(2, 5)).status, NtStatus::FileForcedClosed);
+    EXPECT_EQ(b->create(instance(1, 9)).status, NtStatus::FileForcedClosed);
+    EXPECT_TRUE(a->read(first.body.file_id, 0, 1).ok());
+
+    auto newer = b->create(instance(2, 6));
+    ASSERT_TRUE(newer.ok()) << status_name(newer.status);
+    EXPECT_EQ(a->read(first.body.file_id, 0, 1).status, NtStatus::FileClosed);
+    EXPECT_TRUE(b->close(newer.body.file_id).ok());
+}
+
 TEST_F(E2eLease, ReplayedCreateWithTheSameCreateGuidGetsTheSameOpen) {
     auto a = login(10);
     const size_t before = open_count();

@@ -181,6 +181,60 @@ TEST(E2ePersistent, HandleSurvivesAServerRestartAndIsReconnected) {
     EXPECT_TRUE(c.client->open("keep.dat", kRw, create_disposition::kOpen).ok());
 }
 
+LockRequest lock_request(FileId fid, uint64_t offset, uint64_t length, uint32_t flags) {
+    LockRequest r;
+    r.file_id = fid;
+    r.locks = {LockElement{offset, length, flags}};
+    return r;
+}
+
+// The byte-range locks of a persistent handle are journaled with it: after a restart they
+// still exclude others, belong to the reconnected handle, and an unlock is journaled too.
+TEST(E2ePersistent, ByteRangeLocksSurviveARestartWithTheirHandle) {
+    ShareDir dir;
+    FileId fid;
+    const std::string text = "0123456789abcdef";
+    const uint32_t exclusive = lock_flags::kExclusiveLock | lock_flags::kFailImmediately;
+    {
+        auto srv = ca_server(dir.path);
+        ASSERT_TRUE(srv->ok()) << srv->error();
+        auto a = login(*srv, 7);
+        auto c = a.client->create(persistent_create("locked.dat", 0x61));
+        ASSERT_TRUE(c.ok()) << status_name(c.status);
+        fid = c.body.file_id;
+        ASSERT_TRUE(a.client->write(fid, 0, as_bytes(text)).ok());
+        ASSERT_TRUE(a.client->lock(lock_request(fid, 0, 8, exclusive)).ok());
+    }
+    {
+        auto srv = ca_server(dir.path);
+        ASSERT_TRUE(srv->ok()) << srv->error();
+        auto b = login(*srv, 8);
+        auto r = b.client->open("locked.dat", am::kFileReadData, create_disposition::kOpen);
+        ASSERT_TRUE(r.ok()) << status_name(r.status);
+        EXPECT_EQ(b.client->read(r.body.file_id, 0, 4).status, NtStatus::FileLockConflict);
+        EXPECT_TRUE(b.client->read(r.body.file_id, 8, 4).ok());
+
+        auto a = login(*srv, 7);
+        auto re = a.client->create(reconnect("locked.dat", fid, 0x61));
+        ASSERT_TRUE(re.ok()) << status_name(re.status);
+        fid = re.body.file_id;
+        // The lock is the reconnected handle's own: it reads through it and can release it.
+        EXPECT_TRUE(a.client->read(fid, 0, 4).ok());
+        EXPECT_EQ(b.client->read(r.body.file_id, 0, 4).status, NtStatus::FileLockConflict);
+        ASSERT_TRUE(a.client->lock(lock_request(fid, 0, 8, lock_flags::kUnlock)).ok());
+        EXPECT_TRUE(b.client->read(r.body.file_id, 0, 4).ok());
+        ASSERT_TRUE(a.client->lock(lock_request(fid, 8, 8, exclusive)).ok());
+    }
+    // The unlock and the new lock were journaled: after another restart only [8, 16) is held.
+    auto srv = ca_server(dir.path);
+    ASSERT_TRUE(srv->ok()) << srv->error();
+    auto b = login(*srv, 8);
+    auto r = b.client->open("locked.dat", am::kFileReadData, create_disposition::kOpen);
+    ASSERT_TRUE(r.ok()) << status_name(r.status);
+    EXPECT_TRUE(b.client->read(r.body.file_id, 0, 4).ok());
+    EXPECT_EQ(b.client->read(r.body.file_id, 8, 4).status, NtStatus::FileLockConflict);
+}
+
 TEST(E2ePersistent, RestoredHandleExpiresAfterItsTimeout) {
     ShareDir dir;
     {

@@ -42,6 +42,8 @@ PersistentHandle handle(uint64_t id, std::string path) {
     h.lease_epoch = 3;
     h.lease_version = 2;
     h.app_instance_id = protocol::Guid{std::byte(9)};
+    h.app_instance_version = AppInstanceVersion{2, 0x10};
+    h.locks = {LockRange{0, 100, true}, LockRange{4096, 1, false}, LockRange{0, 0, false}};
     return h;
 }
 
@@ -70,6 +72,41 @@ TEST(HandleJournalCodec, HandleRoundTripsAndTruncationIsRefused) {
     EXPECT_EQ(*back, h);
     for (size_t n = 0; n < bytes.size(); ++n)
         EXPECT_FALSE(decode_persistent_handle(protocol::Bytes(bytes.data(), n)).ok()) << n;
+}
+
+// Records of the first format (no app instance version, no locks) still decode, as what an
+// earlier release journaled before its restart.
+TEST(HandleJournalCodec, FirstFormatPayloadDecodesWithoutVersionAndLocks) {
+    auto h = handle(5, "old.dat");
+    h.app_instance_version.reset();
+    h.locks.clear();
+    auto bytes = encode_persistent_handle(h);
+    ASSERT_EQ(bytes[0], std::byte(2));
+    // Version 2 appended: u8 0 (no app instance version) and u32 0 (no locks).
+    bytes.resize(bytes.size() - 5);
+    bytes[0] = std::byte(1);
+    auto back = decode_persistent_handle(bytes);
+    ASSERT_TRUE(back.ok()) << status_name(back.status());
+    EXPECT_EQ(*back, h);
+    bytes[0] = std::byte(3);  // an unknown format
+    EXPECT_FALSE(decode_persistent_handle(bytes).ok());
+}
+
+TEST(HandleJournalCodec, LockCountBeyondThePayloadAndInvalidRangesAreRefused) {
+    auto h = handle(6, "f");
+    h.locks = {LockRange{10, 5, true}};
+    auto bytes = encode_persistent_handle(h);
+    const size_t count_at = bytes.size() - 17 - 4;
+    auto huge = bytes;
+    protocol::store_le32(huge.data() + count_at, 0x10000000u);
+    EXPECT_FALSE(decode_persistent_handle(huge).ok());
+    // A range whose last byte lies past 2^64 - 1 (MS-FSA 2.1.5.8) is no lock.
+    auto past = bytes;
+    protocol::store_le64(past.data() + count_at + 4, UINT64_MAX);
+    EXPECT_FALSE(decode_persistent_handle(past).ok());
+    auto flag = bytes;
+    flag.back() = std::byte(2);
+    EXPECT_FALSE(decode_persistent_handle(flag).ok());
 }
 
 TEST(HandleJournalCodec, ScanStopsAtATornOrCorruptRecord) {

@@ -59,6 +59,21 @@ TEST(LockTable, ExclusiveBlocksOtherOpensAndSecondExclusiveOfOwner) {
     EXPECT_TRUE(t.lock(kOther, B, r));
 }
 
+TEST(LockTable, LocksOfListsOneOwnersLocksOnOneFile) {
+    LockTable t;
+    const LockRange r1{0, 10, true}, r2{20, 5, false}, r3{40, 1, false};
+    ASSERT_TRUE(t.lock(kFile, A, std::vector{r1, r2}).ok());
+    ASSERT_TRUE(t.lock(kFile, B, std::vector{r3}).ok());
+    ASSERT_TRUE(t.lock(kOther, A, std::vector{r3}).ok());
+    EXPECT_EQ(t.locks_of(kFile, A), (std::vector{r1, r2}));
+    EXPECT_EQ(t.locks_of(kFile, B), (std::vector{r3}));
+    ASSERT_TRUE(t.unlock(kFile, A, 0, 10).ok());
+    EXPECT_EQ(t.locks_of(kFile, A), (std::vector{r2}));
+    t.release_all(kFile, A);
+    EXPECT_TRUE(t.locks_of(kFile, A).empty());
+    EXPECT_TRUE(t.locks_of(FileKey{9, 9}, A).empty());
+}
+
 TEST(LockTable, StackingRules) {
     LockTable t;
     // Shared on shared (any open), shared on the owner's own exclusive: granted.
