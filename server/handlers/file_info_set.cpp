@@ -111,13 +111,21 @@ Result<vfs::FileInfo> target_info(const vfs::ShareRoot& root, const std::string&
 }
 
 // MS-FSA 2.1.5.15.12 / 2.1.5.15.7: may an existing other file be replaced?
-Status check_replaceable(FileTable& files, const vfs::FileInfo& t) {
+// With `wait_on`, opens of the file that cache their handle (HANDLE caching leases) are asked to
+// give it up first (MS-FSA 2.1.5.15.12 via 2.1.4.12, as Windows breaks them): then
+// OPLOCK_BREAK_IN_PROGRESS and *wait_on is the file to wait for. An open that stays makes the
+// replace fail with ACCESS_DENIED.
+Status check_replaceable(FileTable& files, const vfs::FileInfo& t, FileKey* wait_on) {
     if (t.is_directory) return Error(NtStatus::AccessDenied);  // a directory is never replaced
     if (t.file_attributes & vfs::kAttrReadonly) return Error(NtStatus::AccessDenied);
     FileKey tk{t.device, t.file_id};
     if (files.delete_pending(tk)) return Error(NtStatus::DeletePending);
-    if (files.open_count(tk) > 0) return Error(NtStatus::AccessDenied);  // no oplocks to break yet
-    return {};
+    if (files.open_count(tk) == 0) return {};
+    if (wait_on && files.break_handle_caching(tk, FileTable::kNoToken)) {
+        *wait_on = tk;
+        return Error(NtStatus::OplockBreakInProgress);
+    }
+    return Error(NtStatus::AccessDenied);
 }
 
 // MS-FSA 2.1.5.15.12 / 2.1.5.15.7 open the destination directory for FILE_ADD_FILE (a file) or
@@ -146,7 +154,7 @@ std::mutex& rename_mutex() {
 Result<std::string> rename_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& key,
                                 bool is_directory, std::string_view from_rel,
                                 std::string_view new_name, bool replace_if_exists,
-                                const std::function<bool()>& breaks_pending) {
+                                const std::function<bool()>& breaks_pending, FileKey* wait_on) {
     std::lock_guard lk(rename_mutex());
     DAX_TRY(auto t, resolve_target(root, new_name));
     if (from_rel.empty()) return Error(NtStatus::AccessDenied);  // the share root
@@ -155,7 +163,10 @@ Result<std::string> rename_file(const vfs::ShareRoot& root, FileTable& files, co
     if (files.delete_pending(key)) return Error(NtStatus::AccessDenied);
     // MS-FSA 2.1.5.15.12 / 2.1.4.12: the breaks come after the checks that fail at once (a
     // sharing violation on the destination directory breaks nothing: smb2.oplock.batch20).
-    if (breaks_pending && breaks_pending()) return Error(NtStatus::OplockBreakInProgress);
+    if (breaks_pending && breaks_pending()) {
+        if (wait_on) *wait_on = key;
+        return Error(NtStatus::OplockBreakInProgress);
+    }
     const std::string from(from_rel);
     if (!t.rp.exists) {
         DAX_CHECK(vfs::rename_beneath(root, from, t.rel, false));
@@ -176,7 +187,7 @@ Result<std::string> rename_file(const vfs::ShareRoot& root, FileTable& files, co
         return t.rp.rel;
     }
     if (!replace_if_exists) return Error(NtStatus::ObjectNameCollision);
-    DAX_CHECK(check_replaceable(files, ti));
+    DAX_CHECK(check_replaceable(files, ti, wait_on));
     DAX_CHECK(vfs::rename_beneath(root, from, t.rp.rel, true));
     files.file_unlinked(FileKey{ti.device, ti.file_id});  // the replaced file lost this name
     // Keep the client's spelling of the replaced name; if that fails the file keeps the old
@@ -195,7 +206,7 @@ Status link_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& ke
         DAX_TRY(auto ti, target_info(root, t.rp.rel));
         if (!replace_if_exists) return Error(NtStatus::ObjectNameCollision);
         if (ti.device == key.device && ti.file_id == key.inode) return {};  // already a link
-        DAX_CHECK(check_replaceable(files, ti));
+        DAX_CHECK(check_replaceable(files, ti, nullptr));
         DAX_CHECK(vfs::unlink_beneath(root, t.rp.rel));
         files.file_unlinked(FileKey{ti.device, ti.file_id});
     }

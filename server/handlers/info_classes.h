@@ -225,16 +225,20 @@ Status set_allocation(int fd, int64_t allocation_size);
 //   - an existing other file, !replace_if_exists                 OBJECT_NAME_COLLISION
 //   - ... replace: a directory, READONLY, open by anyone          ACCESS_DENIED
 //                  delete pending                                DELETE_PENDING
+//                  open, with HANDLE caching leases, and `wait_on` given: those break (see
+//                  below); what is still open afterwards: ACCESS_DENIED
 //     otherwise it is replaced and the new name takes the client's spelling.
 // Open children of a renamed directory are the caller's check (it knows the opens). Once the
 // checks passed, `breaks_pending` (when given) starts the breaks the rename causes and says
 // whether they must be waited for: then nothing is renamed and OPLOCK_BREAK_IN_PROGRESS is
-// returned (wait, and call again). Renames are serialised server-wide (rename_beneath's
-// fallback without RENAME_NOREPLACE relies on it). Blocking.
+// returned, with *wait_on the file whose breaks to wait for (wait, and call again). Renames are
+// serialised server-wide (rename_beneath's fallback without RENAME_NOREPLACE relies on it).
+// Blocking.
 Result<std::string> rename_file(const vfs::ShareRoot& root, FileTable& files, const FileKey& key,
                                 bool is_directory, std::string_view from_rel,
                                 std::string_view new_name, bool replace_if_exists,
-                                const std::function<bool()>& breaks_pending = {});
+                                const std::function<bool()>& breaks_pending = {},
+                                FileKey* wait_on = nullptr);
 
 // FileLinkInformation (MS-FSA 2.1.5.15.7): a new hard link `new_name` to the file at `from_rel`.
 // Directories: FILE_IS_A_DIRECTORY (the caller checks). The destination directory's opens as for

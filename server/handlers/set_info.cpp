@@ -243,9 +243,10 @@ constexpr auto kRenameBreakTimeout = std::chrono::seconds(35);
 
 // A rename that breaks HANDLE caching of other leases waits, async, until their holders
 // acknowledge (or close, or run out of time), then tries again (`res` is the new attempt's
-// outcome; smbtorture smb2.lease.rename_wait). Success, or Cancelled. A rename that may not
-// go async (inside a compound, past the async limit) waits all the same, without an interim
-// response: the wait is bounded by the break timeout.
+// outcome; smbtorture smb2.lease.rename_wait). `key`, which each attempt may change, is the file
+// whose breaks are awaited: the renamed file, or the file it replaces. Success, or Cancelled. A
+// rename that may not go async (inside a compound, past the async limit) waits all the same,
+// without an interim response: the wait is bounded by the break timeout.
 asio::awaitable<NtStatus> wait_for_rename_breaks(
     RequestContext& ctx, FileTable& files, const FileKey& key, Result<std::string>& res,
     const std::function<Result<std::string>()>& attempt) {
@@ -284,14 +285,16 @@ asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> 
         breaks_pending = [&files, key, token = reg->token()] {
             return files.break_handle_caching(key, token);
         };
+    FileKey wait_on = key;  // the file whose breaks the rename waits for
     std::function<Result<std::string>()> attempt = [&]() -> Result<std::string> {
         std::string from;
         {
             std::lock_guard lk(open->mu);
             from = open->local.path;
         }
-        DAX_TRY(auto to, info::rename_file(*root, files, key, open->local.is_directory, from,
-                                           r->file_name, r->replace_if_exists, breaks_pending));
+        DAX_TRY(auto to,
+                info::rename_file(*root, files, key, open->local.is_directory, from, r->file_name,
+                                  r->replace_if_exists, breaks_pending, &wait_on));
         if (to != from) {
             files.set_path(key, to);
             // The name left one directory and entered another (or the same).
@@ -304,7 +307,7 @@ asio::awaitable<NtStatus> set_rename(RequestContext& ctx, std::shared_ptr<Open> 
     };
     auto renamed = co_await ctx.blocking(attempt);
     if (!renamed && renamed.status() == NtStatus::OplockBreakInProgress) {
-        NtStatus st = co_await wait_for_rename_breaks(ctx, files, key, renamed, attempt);
+        NtStatus st = co_await wait_for_rename_breaks(ctx, files, wait_on, renamed, attempt);
         if (st != NtStatus::Success) co_return st;
     }
     if (!renamed) co_return renamed.status();

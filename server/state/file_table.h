@@ -128,7 +128,8 @@ using LeaseBreakNotifier = std::function<void(const LeaseBreak&)>;
 
 class FileTable {
   public:
-    using Token = uint64_t;  // identifies one open inside the table
+    using Token = uint64_t;               // identifies one open inside the table
+    static constexpr Token kNoToken = 0;  // names no open (tokens start at 1)
     // Deletes the file at `path` (share-relative, as last recorded for the file).
     using Deleter = std::function<void(const std::string& path)>;
 

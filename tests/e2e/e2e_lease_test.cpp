@@ -502,6 +502,56 @@ TEST_F(E2eLease, RenameWaitsForOtherLeasesToGiveUpHandleCaching) {
     EXPECT_TRUE(b->close(cb.body.file_id).ok());
 }
 
+// MS-FSA 2.1.5.15.12: a rename over a file that another client keeps open only for its HANDLE
+// cache breaks that caching and waits; the holder closes, and the replace goes ahead. A holder
+// that acknowledges but keeps its handle makes the replace fail with ACCESS_DENIED.
+TEST_F(E2eLease, RenameOverAFileBreaksItsHandleCachingAndWaits) {
+    auto a = login(0x40);
+    auto b = login(0x41);
+    auto rename_to = [&](FileId fid, const char* name) {
+        FileRenameInfo ren;
+        ren.file_name = name;
+        ren.replace_if_exists = true;
+        ByteVector buf;
+        ByteWriter bw(buf);
+        ren.encode(bw);
+        SetInfoRequest q;
+        q.file_info_class = file_info_class::kFileRenameInformation;
+        q.buffer = buf;
+        q.file_id = fid;
+        return a->send(Command::SetInfo, q);
+    };
+    for (const bool holder_closes : {true, false}) {
+        SCOPED_TRACE(holder_closes ? "holder closes" : "holder keeps its handle");
+        auto src = a->open("replace-src.dat", kRw | am::kDelete, create_disposition::kOverwriteIf);
+        ASSERT_TRUE(src.ok()) << status_name(src.status);
+        auto held = b->create(lease_req("replace-dst.dat", 0x70 + holder_closes, kRh));
+        ASSERT_TRUE(held.ok()) << status_name(held.status);
+        ASSERT_EQ(lease_of(held.body)->lease_state, kRh);
+
+        auto mid = rename_to(src.body.file_id, "replace-dst.dat");
+        ASSERT_TRUE(mid.ok());
+        auto n = expect_lease_break(*b);
+        EXPECT_EQ(n.lease_key, guid(0x70 + holder_closes));
+        EXPECT_EQ(n.new_lease_state, ls::kReadCaching);
+        if (holder_closes) {
+            ASSERT_TRUE(b->close(held.body.file_id).ok());
+            EXPECT_EQ(a->wait_reply(*mid).status, NtStatus::Success);
+            EXPECT_EQ(b->open("replace-src.dat", am::kFileReadAttributes, create_disposition::kOpen)
+                          .status,
+                      NtStatus::ObjectNameNotFound);
+        } else {
+            LeaseBreakAcknowledgment ack;
+            ack.lease_key = guid(0x70 + holder_closes);
+            ack.lease_state = ls::kReadCaching;
+            ASSERT_TRUE(b->call(Command::OplockBreak, ack).ok());
+            EXPECT_EQ(a->wait_reply(*mid).status, NtStatus::AccessDenied);
+            EXPECT_TRUE(b->close(held.body.file_id).ok());
+        }
+        EXPECT_TRUE(a->close(src.body.file_id).ok());
+    }
+}
+
 TEST_F(E2eLease, LeaseBreakGoesToTheClientsOldestConnection) {
     auto older = login(7);
     auto younger = login(7);  // the same ClientGuid
