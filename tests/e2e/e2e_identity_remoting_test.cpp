@@ -150,6 +150,41 @@ TEST_F(E2eIdentityRemoting, LengthPrefixedNamesAreAccepted) {
     EXPECT_EQ(open_status(*c, "only-u.txt"), NtStatus::Success);
 }
 
+// New objects: the stored descriptor names the context's Owner; on disk they belong to the
+// calling service's Unix user (README "Remoted identity").
+TEST_F(E2eIdentityRemoting, NewObjectsAreOwnedByTheRemotedOwner) {
+    const std::string dir = server_->share_dir() + "/inherit";
+    ASSERT_EQ(::mkdir(dir.c_str(), 0777), 0);
+    SecurityDescriptor parent;
+    parent.owner = nobody_owner();
+    parent.group = nobody_owner();
+    Acl acl;
+    acl.aces.push_back(Ace::allowed(wk::everyone(), am::kFileAllAccess,
+                                    ace_flags::kObjectInherit | ace_flags::kContainerInherit));
+    parent.set_dacl(acl);
+    {
+        server::vfs::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        ASSERT_GE(fd.get(), 0);
+        ASSERT_TRUE(server::vfs::write_security_descriptor(fd.get(), parent));
+    }
+    auto ctx = remoted_u();
+    ctx.owner = group_of_u();
+    auto c = login("svc", "svcpw");
+    ASSERT_STATUS(c->tree_connect("remote", {ctx}), NtStatus::Success);
+    auto f = c->open("inherit\\new.txt", am::kFileGenericWrite, cd::kCreate);
+    ASSERT_STATUS(f, NtStatus::Success);
+    c->close(f.body.file_id);
+    server::vfs::UniqueFd fd(::open((dir + "/new.txt").c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_GE(fd.get(), 0);
+    auto sd = server::vfs::read_security_descriptor(fd.get());
+    ASSERT_TRUE(sd && *sd);
+    EXPECT_EQ((*sd)->owner, group_of_u());
+    EXPECT_EQ((*sd)->group, group_of_u());  // the primary group
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    EXPECT_EQ(st.st_uid, ::getuid());
+}
+
 // Deny-only groups match deny ACEs, never allow ACEs.
 TEST_F(E2eIdentityRemoting, DenyOnlyGroupsGrantNothing) {
     auto ctx = remoted_u();
