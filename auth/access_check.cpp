@@ -47,7 +47,9 @@ bool AccessToken::contains(const Sid& sid) const {
            std::find(groups.begin(), groups.end(), sid) != groups.end();
 }
 
-uint32_t granted_access(const SecurityDescriptor& sd, const AccessToken& token) {
+namespace {
+
+uint32_t granted_one_pass(const SecurityDescriptor& sd, const AccessToken& token) {
     // Every right a file can have, standard rights included.
     constexpr uint32_t kAll = am::kFileAllAccess;
     if (!sd.dacl_present() || !sd.dacl) return kAll;
@@ -67,6 +69,11 @@ uint32_t granted_access(const SecurityDescriptor& sd, const AccessToken& token) 
         if (sid == owner_rights) return is_owner;
         return token.contains(sid);
     };
+    auto matches_deny = [&](const Sid& sid) {
+        return matches(sid) ||
+               std::find(token.deny_only_groups.begin(), token.deny_only_groups.end(), sid) !=
+                   token.deny_only_groups.end();
+    };
     for (const Ace& a : sd.dacl->aces) {
         if (a.inherit_only() || !a.sid) continue;
         const uint32_t mask = protocol::map_generic_file(a.mask) & kAll;
@@ -76,13 +83,28 @@ uint32_t granted_access(const SecurityDescriptor& sd, const AccessToken& token) 
                 break;
             case at::kAccessDenied:
             case at::kAccessDeniedCallback:  // condition not evaluated: applied (fail closed)
-                if (matches(*a.sid)) denied |= mask & ~granted;
+                if (matches_deny(*a.sid)) denied |= mask & ~granted;
                 break;
             default:  // allow-callback (condition unknown), audit, label, ...: no grant
                 break;
         }
     }
     return granted & ~denied;
+}
+
+}  // namespace
+
+uint32_t granted_access(const SecurityDescriptor& sd, const AccessToken& token) {
+    const uint32_t granted = granted_one_pass(sd, token);
+    if (token.restricted_sids.empty()) return granted;
+    // MS-DTYP 2.5.3.2: a restricted token is checked a second time with its restricting SIDs
+    // in place of its user and groups; it gets only what both passes grant.
+    AccessToken restricted;
+    restricted.user = token.restricted_sids.front();
+    restricted.primary_group = token.restricted_sids.front();
+    restricted.groups.assign(token.restricted_sids.begin() + 1, token.restricted_sids.end());
+    restricted.deny_only_groups = token.deny_only_groups;
+    return granted & granted_one_pass(sd, restricted);
 }
 
 }  // namespace daxsmbd::auth

@@ -13,10 +13,14 @@
 //   - Callback (conditional) ACEs cannot be evaluated here: an allow is ignored and a deny is
 //     applied as if its condition held (fail closed). Object ACEs do not apply to files (they
 //     name directory-service object types) and are ignored. Everything else is ignored.
+//   - Deny-only groups (SE_GROUP_USE_FOR_DENY_ONLY) match deny ACEs only. A token with
+//     restricting SIDs (a restricted token) gets what both its normal SIDs and its restricting
+//     SIDs are granted (MS-DTYP 2.5.3.2, second pass over the restricted SIDs).
 // Privileges (SeBackup, SeRestore, SeTakeOwnership, SeSecurity) are not modelled.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "protocol/security_descriptor.h"
@@ -41,9 +45,14 @@ protocol::Sid unix_group(uint32_t gid);
 struct AccessToken {
     protocol::Sid user;
     protocol::Sid primary_group;
-    std::vector<protocol::Sid> groups;  // besides the primary group
+    std::vector<protocol::Sid> groups;            // besides the primary group
+    std::vector<protocol::Sid> deny_only_groups;  // SE_GROUP_USE_FOR_DENY_ONLY
+    std::vector<protocol::Sid> restricted_sids;   // empty: not a restricted token
+    // MS-DTYP Token.Owner: the owner of objects this token creates; unset = the user.
+    std::optional<protocol::Sid> owner;
 
     bool contains(const protocol::Sid& sid) const;
+    const protocol::Sid& new_object_owner() const { return owner ? *owner : user; }
 };
 
 // Every right `sd` grants `token` (the MAXIMUM_ALLOWED answer, MS-DTYP 2.5.3.2), as file rights

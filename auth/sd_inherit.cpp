@@ -146,7 +146,7 @@ NewObjectSecurity inherit_security_descriptor(const SecurityDescriptor* parent,
     SecurityDescriptor& sd = out.sd;
     // MS-DTYP 2.5.3.4.1: the creator's owner and group, else the token's (Token.OwnerIndex is the
     // user here: AccessToken has no separate default owner).
-    sd.owner = creator && creator->owner ? *creator->owner : token.user;
+    sd.owner = creator && creator->owner ? *creator->owner : token.new_object_owner();
     sd.group = creator && creator->group ? *creator->group : token.primary_group;
     const Sid& owner = *sd.owner;
     const Sid& group = *sd.group;

@@ -62,6 +62,13 @@ struct NameRead {
     std::string name;
     bool prefixed = false;
 };
+// A name that is not valid UTF-16 makes the context malformed (STATUS_INVALID_PARAMETER, like
+// every other defect of it), not a bad object name.
+Result<std::string> name_of(Bytes utf16) {
+    auto name = utf16le_to_utf8(utf16);
+    if (!name) return Error(NtStatus::InvalidParameter);
+    return std::move(*name);
+}
 Result<NameRead> read_name(Bytes data, size_t off) {
     ByteReader r(data);
     DAX_TRY(auto first, r.slice(off, 2));
@@ -80,7 +87,7 @@ Result<NameRead> read_name(Bytes data, size_t off) {
             ok = true;
         }
         if (ok) {
-            DAX_TRY(auto name, utf16le_to_utf8(str));
+            DAX_TRY(auto name, name_of(str));
             return NameRead{std::move(name), true};
         }
     }
@@ -90,7 +97,7 @@ Result<NameRead> read_name(Bytes data, size_t off) {
         if (load_le16(data.data() + end) == 0) break;
         end += 2;
     }
-    DAX_TRY(auto name, utf16le_to_utf8(data.subspan(off, end - off)));
+    DAX_TRY(auto name, name_of(data.subspan(off, end - off)));
     return NameRead{std::move(name), false};
 }
 

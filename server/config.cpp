@@ -659,6 +659,20 @@ const ShareKey kShareKeys[] = {
          sh.valid_users = std::move(*items);
          return std::nullopt;
      }},
+    {"identityremoting",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.identity_remoting, key, v);
+     }},
+    {"identityremotingprincipals",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         auto items = split_list(v);
+         if (!items) return bad_value(key, v, "user names separated by commas or spaces");
+         for (const auto& u : *items)
+             if (u.front() == '@' || u.front() == '+' || u.front() == '&')
+                 return "groups ('" + u + "') in '" + std::string(key) + "' are not supported";
+         sh.identity_remoting_principals = std::move(*items);
+         return std::nullopt;
+     }},
     {"browseable",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.browseable, key, v);

@@ -40,6 +40,11 @@ struct ShareConfig {
     bool case_sensitive = false;           // "case sensitive" (default no: case-insensitive lookup)
     bool store_dos_attributes = true;      // "store dos attributes"
     bool guest_ok = false;                 // "guest ok" / "public": guest sessions may connect
+    // "identity remoting": TREE_CONNECT may carry SMB2_REMOTED_IDENTITY_TREE_CONNECT (MS-SMB2
+    // 2.2.9.2.1), from the session users in "identity remoting principals" only (the spec says
+    // nothing about who may remote; an empty list lets nobody).
+    bool identity_remoting = false;
+    std::vector<std::string> identity_remoting_principals;
     // "dax": READ/WRITE straight against persistent memory (dax/). auto: where the file system
     // supports MAP_SYNC; on: the share does not start without it; off: never.
     dax::DaxMode dax = dax::DaxMode::Auto;

@@ -651,7 +651,8 @@ CreateParams create_params(const RequestContext& ctx, const CreateRequest& req, 
     p.allocation_size = contexts.allocation_size;
     p.eas = std::move(contexts.eas);
     p.security_descriptor = std::move(contexts.security_descriptor);
-    p.token = security::token_of(*ctx.session);
+    // A remoted identity's token replaces the session's on its tree (MS-SMB2 3.3.5.7).
+    p.token = ctx.tree->remoted_token ? *ctx.tree->remoted_token : security::token_of(*ctx.session);
     return p;
 }
 

@@ -84,7 +84,7 @@ SecurityDescriptor complete_create_descriptor(const SecurityDescriptor& given,
                                               const auth::AccessToken& token, mode_t mode) {
     SecurityDescriptor sd = given;
     if (!sd.owner) {
-        sd.owner = token.user;
+        sd.owner = token.new_object_owner();
         sd.control |= sd_control::kOwnerDefaulted;
     }
     if (!sd.group) {

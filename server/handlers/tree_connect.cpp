@@ -4,6 +4,7 @@
 #include "protocol/negotiate.h"
 #include "server/connection_state.h"
 #include "server/handlers/handlers.h"
+#include "server/handlers/remoted_identity.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -23,6 +24,30 @@ bool user_allowed(const ShareConfig& sc, const Session& s) {
         if (eq) return true;
     }
     return false;
+}
+
+// MS-SMB2 3.3.5.7 identity remoting: the token of the request's remoted identity on a share
+// with "identity remoting = yes" (nullopt: no identity to remote, or the share ignores it);
+// ACCESS_DENIED (logged) for a session user not in "identity remoting principals",
+// INVALID_PARAMETER for an unusable context.
+Result<std::optional<auth::AccessToken>> remoting_token(RequestContext& ctx,
+                                                        const TreeConnectRequest& req,
+                                                        const Share& share) {
+    if (share.is_ipc || !share.config.identity_remoting) return std::optional<auth::AccessToken>();
+    DAX_TRY(auto remoted, find_remoted_identity(req.contexts));
+    if (!remoted) return std::optional<auth::AccessToken>();
+    const Session& s = *ctx.session;
+    if (s.is_anonymous || s.is_guest ||
+        !listed_user(share.config.identity_remoting_principals, s.user)) {
+        ctx.conn.log.info("user ", s.user, " may not remote an identity on [", share.config.name,
+                          "] (not in 'identity remoting principals')");
+        return Error(NtStatus::AccessDenied);
+    }
+    DAX_TRY(auto token, remoted_token(*remoted));
+    ctx.conn.log.info("user ", s.user, " remotes ", token.user.to_string(), " (",
+                      remoted->domain.value_or(""), "\\", remoted->user_name.value_or(""), ") on [",
+                      share.config.name, "]");
+    return std::optional<auth::AccessToken>(std::move(token));
 }
 
 }  // namespace
@@ -62,6 +87,9 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
         co_return NtStatus::AccessDenied;
     }
 
+    auto remoted = remoting_token(ctx, *req, *share);
+    if (!remoted) co_return remoted.status();
+
     // Share encryption ("smb encrypt" of the share, else the global value; MS-SMB2 3.3.5.7):
     // "required" refuses a connection or session that cannot encrypt (2.x, no common cipher,
     // anonymous); "desired"/"required" mark the tree SMB2_SHAREFLAG_ENCRYPT_DATA.
@@ -78,6 +106,7 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     tree->encrypt_data = can_encrypt && policy >= EncryptPolicy::Desired;
     tree->reject_unencrypted = can_encrypt && policy == EncryptPolicy::Required;
     tree->share = share;
+    tree->remoted_token = std::move(*remoted);
     tree->read_only = share->is_ipc ? false : share->config.read_only;
     // MaximalAccess (2.2.10): what the share lets this user do; file ACLs narrow it later.
     tree->maximal_access = tree->read_only
@@ -108,6 +137,7 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
         resp.share_flags = share_flags::kManualCaching;
     }
     if (tree->encrypt_data) resp.share_flags |= share_flags::kEncryptData;
+    if (tree->remoted_token) resp.share_flags |= share_flags::kIdentityRemoting;
     resp.capabilities = 0;
     // MS-SMB2 3.3.5.7: CONTINUOUS_AVAILABILITY where persistent handles are granted (a 3.x
     // connection that was offered them).

@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "auth/access_check.h"
 #include "auth/encryption.h"
 #include "auth/kdf.h"
 #include "auth/signing.h"
@@ -47,6 +48,9 @@ struct TreeConnect {
     // requests are refused (3.3.5.2.11).
     bool encrypt_data = false;
     bool reject_unencrypted = false;
+    // Identity remoting (MS-SMB2 2.2.9.2.1, server/handlers/remoted_identity.h): the token the
+    // NT ACL checks of this tree use instead of the session's; unset = the session's identity.
+    std::optional<auth::AccessToken> remoted_token;
     bool is_ipc() const { return share && share->is_ipc; }
 };
 

@@ -969,8 +969,15 @@ Reply<SessionSetupResponse> Smb2Client::authenticate(std::string_view user,
 }
 
 Reply<TreeConnectResponse> Smb2Client::tree_connect(std::string_view share) {
+    return tree_connect(share, {});
+}
+
+Reply<TreeConnectResponse> Smb2Client::tree_connect(std::string_view share,
+                                                    const TreeConnectContextList& contexts) {
     TreeConnectRequest req;
     req.path = "\\\\" + host_ + "\\" + std::string(share);
+    if (!contexts.empty()) req.flags |= tree_connect_flags::kExtensionPresent;
+    req.contexts = contexts;
     auto r = typed_call<TreeConnectRequest, TreeConnectResponse>(Command::TreeConnect, req);
     if (r.ok()) {
         tree_id_ = r.header.tree_id;

@@ -235,6 +235,10 @@ class Smb2Client {
                                                        std::string_view domain = {});
     // "\\host\share"; on success tree_id() is the new tree.
     Reply<protocol::TreeConnectResponse> tree_connect(std::string_view share);
+    // The same with the 3.1.1 request extension (SMB2_TREE_CONNECT_FLAG_EXTENSION_PRESENT,
+    // MS-SMB2 2.2.9.1) carrying `contexts` (e.g. a remoted identity, 2.2.9.2.1).
+    Reply<protocol::TreeConnectResponse> tree_connect(
+        std::string_view share, const protocol::TreeConnectContextList& contexts);
     Reply<protocol::TreeDisconnectResponse> tree_disconnect();
     Reply<protocol::LogoffResponse> logoff();
     Reply<protocol::EchoResponse> echo();

@@ -90,3 +90,28 @@ TEST(AccessCheck, CallbackAcesFailClosed) {
                        alice()),
         am::kFileGenericWrite & ~am::kFileWriteData);
 }
+
+// SE_GROUP_USE_FOR_DENY_ONLY (MS-DTYP 2.5.3.2): the group matches deny ACEs only.
+TEST(AccessCheck, DenyOnlyGroupsMatchDenyAcesOnly) {
+    const uint32_t rw = am::kFileReadData | am::kFileWriteData;
+    AccessToken t = alice();
+    t.deny_only_groups.push_back(wk::unix_group(4242));
+    EXPECT_EQ(granted_access(with_dacl({Ace::allowed(wk::unix_group(4242), rw)}), t), 0u);
+    EXPECT_EQ(granted_access(with_dacl({Ace::denied(wk::unix_group(4242), am::kFileWriteData),
+                                        Ace::allowed(wk::everyone(), rw)}),
+                             t),
+              am::kFileReadData);
+}
+
+// A restricted token gets only what its restricting SIDs are granted as well.
+TEST(AccessCheck, RestrictedTokensNeedBothPasses) {
+    const uint32_t rw = am::kFileReadData | am::kFileWriteData;
+    AccessToken t = alice();
+    t.restricted_sids.push_back(wk::unix_group(4343));
+    auto sd = with_dacl(
+        {Ace::allowed(wk::everyone(), rw), Ace::allowed(wk::unix_group(4343), am::kFileReadData)});
+    EXPECT_EQ(granted_access(sd, t), am::kFileReadData);
+    EXPECT_EQ(granted_access(with_dacl({Ace::allowed(wk::everyone(), rw)}), t), 0u);
+    t.restricted_sids.clear();
+    EXPECT_EQ(granted_access(with_dacl({Ace::allowed(wk::everyone(), rw)}), t), rw);
+}

@@ -166,6 +166,12 @@ TEST(RemotedIdentity, MalformedIsInvalid) {
             "4100 4200 4300 4400");
     EXPECT_EQ(RemotedIdentityTreeConnectContext::decode(noterm).status(),
               NtStatus::InvalidParameter);
+    // UserName with an unpaired surrogate: a malformed context, not a bad object name.
+    auto surrogate =
+        hex("0100 2200 0000 1C00 0000 0000 0000 0000 0000 0000 0000 0000 0000 0000"
+            "4100 00D8 0000");
+    EXPECT_EQ(RemotedIdentityTreeConnectContext::decode(surrogate).status(),
+              NtStatus::InvalidParameter);
 }
 
 TEST(RemotedIdentity, EveryTruncationIsInvalid) {

@@ -742,5 +742,23 @@ TEST(ConfigEncryption, BadValuesAreErrors) {
               std::string::npos);
 }
 
+TEST(Config, IdentityRemoting) {
+    Config c = parse_ok(
+        "[a]\npath=/a\n"
+        "[b]\npath=/b\nidentity remoting = yes\n"
+        "identity remoting principals = svc-web, \"svc sql\"\n");
+    ASSERT_EQ(c.shares.size(), 2u);
+    EXPECT_FALSE(c.shares[0].identity_remoting);  // off by default, and nobody listed
+    EXPECT_TRUE(c.shares[0].identity_remoting_principals.empty());
+    EXPECT_TRUE(c.shares[1].identity_remoting);
+    EXPECT_EQ(c.shares[1].identity_remoting_principals,
+              (std::vector<std::string>{"svc-web", "svc sql"}));
+    EXPECT_NE(
+        parse_err("[s]\npath=/x\nidentity remoting principals = @svc\n").find("not supported"),
+        std::string::npos);
+    EXPECT_NE(parse_err("[s]\npath=/x\nidentity remoting = maybe\n").find("bad value"),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace daxsmbd::server
