@@ -17,6 +17,7 @@
 
 #include "dax/stats.h"
 #include "server/config.h"
+#include "server/control/sd_notify.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -109,6 +110,8 @@ int main(int argc, char** argv) {
         return 1;
     }
     log_info("daxsmbd 0.1.0 started, ", server.shares().size() - 1, " share(s)");
+    // The listeners are bound: systemd (Type=notify) may start what depends on the service.
+    sd_notify_send("READY=1");
     std::thread sig_thread([&] {
         for (;;) {
             int sig = 0;
@@ -126,6 +129,7 @@ int main(int argc, char** argv) {
                 continue;
             }
             log_info("signal ", sig, ": stopping");
+            sd_notify_send("STOPPING=1");
             server.stop();
             return;
         }
