@@ -26,6 +26,7 @@ TEST_PKGS=(
     samba samba-testsuite smbclient libsmbclient-dev
     python3 python3-impacket fio iperf3 sockperf
     attr xxd procps iproute2 shellcheck
+    prometheus # promtool: checks the metrics endpoint's text exposition format
 )
 VM_PKGS=(qemu-system-x86 qemu-utils debootstrap e2fsprogs) # tests/vm: the guest image and qemu
 CLUSTER_PKGS=(etcd-server etcd-client)                      # cluster membership tests
