@@ -18,6 +18,7 @@
 #include "dax/stats.h"
 #include "server/config.h"
 #include "server/control/sd_notify.h"
+#include "server/descriptor_limit.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -103,6 +104,7 @@ int main(int argc, char** argv) {
         openlog("daxsmbd", LOG_PID, LOG_DAEMON);
         set_log_to_syslog(true);
     }
+    const std::string descriptor_line = raise_descriptor_limit(config.global.max_connections);
     Server server(std::move(config));
     std::string error;
     if (!server.start(&error)) {
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     log_info("daxsmbd 0.1.0 started, ", server.shares().size() - 1, " share(s)");
+    log_info(descriptor_line);
     // The listeners are bound: systemd (Type=notify) may start what depends on the service.
     sd_notify_send("READY=1");
     std::thread sig_thread([&] {

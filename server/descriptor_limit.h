@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace daxsmbd::server {
 
@@ -20,5 +21,10 @@ std::uint64_t descriptors_wanted(unsigned max_connections);
 // the hard limit, bounded by fs.nr_open. Never lowers either limit.
 DescriptorLimits choose_descriptor_limits(std::uint64_t wanted, DescriptorLimits current,
                                           std::uint64_t nr_open, bool is_root);
+
+// Applies choose_descriptor_limits to this process (getrlimit/setrlimit, fs.nr_open from
+// /proc) and returns the line to log: what was wanted, what the process got, and a warning
+// when the soft limit stays below what max_connections needs.
+std::string raise_descriptor_limit(unsigned max_connections);
 
 }  // namespace daxsmbd::server
