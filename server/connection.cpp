@@ -796,8 +796,8 @@ NtStatus Connection::authenticate(RequestContext& ctx, const HandlerInfo& info,
     if (hdr.is_signed()) {
         // MS-SMB2 3.3.5.2.4: verified with this channel's Channel.SigningKey.
         if (ch->signer && verify_signature(*ch->signer, ctx.msg, hdr)) return NtStatus::Success;
-        log.info("bad signature on ", command_name(hdr.command), " (", ctx.msg.size(),
-                 " bytes, message id ", hdr.message_id, ")");
+        log.refusal("bad signature on ", command_name(hdr.command), " (", ctx.msg.size(),
+                    " bytes, message id ", hdr.message_id, ")");
         return NtStatus::AccessDenied;
     }
     if (s->signing_required && !info.may_be_unsigned) {

@@ -4,6 +4,24 @@ namespace daxsmbd::server {
 
 using namespace protocol;
 
+ConnectionLog::~ConnectionLog() {
+    if (auto n = limiter_.take_suppressed())
+        log_info(prefix_, "suppressed ", n, " similar lines before the connection closed");
+}
+
+std::optional<uint64_t> ConnectionLog::admit_refusal() const {
+    const auto now = LogRateLimiter::Clock::now();
+    auto mine = limiter_.admit(now);
+    if (!mine.write) return std::nullopt;
+    if (!address_limits_) return mine.suppressed;
+    auto theirs = address_limits_->admit(address_, now);
+    if (!theirs.write) {
+        limiter_.add_suppressed(mine.suppressed + 1);
+        return std::nullopt;
+    }
+    return mine.suppressed + theirs.suppressed;
+}
+
 auth::SigningAlgorithm ConnectionState::signing_algorithm() const {
     // MS-SMB2 3.1.4.1: 2.x HMAC-SHA256; 3.0/3.0.2 AES-CMAC; 3.1.1 the negotiated algorithm,
     // AES-CMAC when no SIGNING_CAPABILITIES context was exchanged.

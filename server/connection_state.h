@@ -23,6 +23,7 @@
 #include "protocol/result.h"
 #include "server/credits.h"
 #include "server/log.h"
+#include "server/log_rate_limit.h"
 #include "server/state/file_table.h"
 #include "server/state/session.h"
 
@@ -56,10 +57,25 @@ struct NegotiatedState {
 };
 
 // Log lines about one connection, prefixed "conn <id> <peer>: ".
+// The server's per-address budget for refusal lines (defined beside the Server).
+AddressLogLimits* address_log_limits(Server& s);
+
 class ConnectionLog {
   public:
-    ConnectionLog(uint64_t id, std::string_view peer)
-        : prefix_("conn " + std::to_string(id) + " " + std::string(peer) + ": ") {}
+    // Refusals a client can repeat: at most this many lines per window per connection (the
+    // address as a whole has AddressLogLimits' budget).
+    static constexpr unsigned kRefusalsPerWindow = 20;
+    static constexpr std::chrono::seconds kRefusalWindow{10};
+
+    ConnectionLog(uint64_t id, std::string_view peer, AddressLogLimits* address_limits = nullptr,
+                  std::string_view address = {})
+        : prefix_("conn " + std::to_string(id) + " " + std::string(peer) + ": "),
+          address_limits_(address_limits),
+          address_(address) {}
+    ~ConnectionLog();
+    ConnectionLog(const ConnectionLog&) = delete;
+    ConnectionLog& operator=(const ConnectionLog&) = delete;
+
     template <class... Args>
     void info(const Args&... a) const {
         log_info(prefix_, a...);
@@ -72,10 +88,28 @@ class ConnectionLog {
     void error(const Args&... a) const {
         log_error(prefix_, a...);
     }
+    // An INFO line the client causes and may repeat in a loop (refused CREATE, bad signature,
+    // failed logon): rate-limited per connection and per address, the suppressed count
+    // reported with the next line written. At log level 2 and above nothing is suppressed.
+    template <class... Args>
+    void refusal(const Args&... a) const {
+        if (g_log_level.load(std::memory_order_relaxed) < int(LogLevel::Info)) return;
+        if (debug_enabled()) return log_info(prefix_, a...);
+        auto suppressed = admit_refusal();
+        if (!suppressed) return;
+        if (*suppressed == 0) return log_info(prefix_, a...);
+        log_info(prefix_, a..., " (suppressed ", *suppressed, " similar lines before this one)");
+    }
     const std::string& prefix() const { return prefix_; }
 
   private:
+    // The lines suppressed before this one, or nullopt when this one is suppressed too.
+    std::optional<uint64_t> admit_refusal() const;
+
     std::string prefix_;
+    AddressLogLimits* address_limits_;
+    std::string address_;
+    mutable LogRateLimiter limiter_{kRefusalsPerWindow, kRefusalWindow};
 };
 
 class ConnectionState {
@@ -85,7 +119,7 @@ class ConnectionState {
         : server(s),
           executor(std::move(ex)),
           id(cid),
-          log(cid, peer),
+          log(cid, peer, address_log_limits(s), peer_address),
           peer_(peer),
           peer_address_(peer_address) {}
     virtual ~ConnectionState() = default;

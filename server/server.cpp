@@ -60,6 +60,10 @@ Limits Limits::from(const GlobalConfig& g) {
     return l;
 }
 
+AddressLogLimits* address_log_limits(Server& s) {
+    return &s.address_log_limits();
+}
+
 Server::Server(Config config)
     : config_(std::move(config)),
       limits_(Limits::from(config_.global)),

@@ -23,6 +23,7 @@
 #include "protocol/header.h"
 #include "server/buffer_pool.h"
 #include "server/config.h"
+#include "server/log_rate_limit.h"
 #include "server/logon_throttle.h"
 #include "server/smbd_transport.h"
 #include "server/state/file_table.h"
@@ -106,6 +107,8 @@ class Server {
         return kerberos_;
     }
     LogonThrottle& logon_throttle() { return throttle_; }
+    // Per-address budget for the log lines clients can cause (ConnectionLog::refusal).
+    AddressLogLimits& address_log_limits() { return address_log_limits_; }
 
     // What every connection of this server shares, owned here (two servers in one process share
     // nothing). Lock order, outermost first: OpenTable, FileTable, LockTable; BufferPool's lock
@@ -209,6 +212,7 @@ class Server {
 
     std::shared_ptr<const auth::KerberosCredentials> kerberos_;
     LogonThrottle throttle_;
+    AddressLogLimits address_log_limits_;
 
     std::mutex users_mu_;
     std::optional<auth::UserDatabase> users_;

@@ -64,8 +64,8 @@ asio::awaitable<NtStatus> change_notify(RequestContext& ctx) {
         co_return NtStatus::InvalidParameter;
     if (!open->local.is_directory || open->local.pipe) co_return NtStatus::InvalidParameter;
     if (!(open->granted_access & am::kFileListDirectory)) {
-        ctx.log().info("CHANGE_NOTIFY on '", open->local.path,
-                       "' without FILE_LIST_DIRECTORY refused");
+        ctx.log().refusal("CHANGE_NOTIFY on '", open->local.path,
+                          "' without FILE_LIST_DIRECTORY refused");
         co_return NtStatus::AccessDenied;
     }
     notify::Watcher* watcher = ctx.server.notify_watcher();

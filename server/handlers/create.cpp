@@ -632,7 +632,7 @@ NtStatus create_pipe(RequestContext& ctx, const CreateRequest& req) {
 bool open_limit_reached(RequestContext& ctx) {
     const size_t max = ctx.limits().max_opens_per_session;
     if (ctx.server.opens.count_for_session(ctx.session_id) < max) return false;
-    ctx.log().info("limit 'max opens per session' (", max, ") reached; CREATE refused");
+    ctx.log().refusal("limit 'max opens per session' (", max, ") reached; CREATE refused");
     return true;
 }
 
@@ -660,9 +660,10 @@ CreateParams create_params(const RequestContext& ctx, const CreateRequest& req, 
 NtStatus create_refused(RequestContext& ctx, const CreateParams& p, const Share& share,
                         NtStatus st) {
     if (st == NtStatus::AccessDenied || st == NtStatus::PrivilegeNotHeld)
-        ctx.log().info("user ", ctx.session->user, " CREATE '", p.name, "' on [", share.config.name,
-                       "] access 0x", std::hex, p.desired_access, " disposition ", std::dec,
-                       p.create_disposition, " refused: ", status_name(st));
+        ctx.log().refusal("user ", ctx.session->user, " CREATE '", p.name, "' on [",
+                          share.config.name, "] access 0x", std::hex, p.desired_access,
+                          " disposition ", std::dec, p.create_disposition,
+                          " refused: ", status_name(st));
     else
         ctx.log().debug("CREATE '", p.name, "' -> ", status_name(st));
     return st;

@@ -119,9 +119,9 @@ NtStatus check_reconnect(RequestContext& ctx, std::string_view name, const Creat
         return not_found("the open has no lease");
     }
     if (d.owner != durable_owner(*ctx.session)) {
-        ctx.log().info("user ", ctx.session->user,
-                       ": durable reconnect of another user's open "
-                       "refused");
+        ctx.log().refusal("user ", ctx.session->user,
+                          ": durable reconnect of another user's open "
+                          "refused");
         return NtStatus::AccessDenied;
     }
     if (!vfs::equal_ignore_case(d.share, ctx.tree->share->config.name))
@@ -170,9 +170,9 @@ Result<size_t> close_earlier_app_instance(RequestContext& ctx,
     if (version && ctx.dialect() == Dialect::Smb311) {
         for (const auto& o : ctx.server.opens.find_all(earlier)) {
             if (o->durable.app_instance_version && *o->durable.app_instance_version >= *version) {
-                ctx.log().info("CREATE of '", wanted,
-                               "' refused: an open of a newer or the same application instance "
-                               "version holds it");
+                ctx.log().refusal("CREATE of '", wanted,
+                                  "' refused: an open of a newer or the same application instance "
+                                  "version holds it");
                 return Error(NtStatus::FileForcedClosed);
             }
         }

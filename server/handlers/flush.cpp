@@ -30,7 +30,7 @@ asio::awaitable<NtStatus> flush(RequestContext& ctx) {
     // MS-SMB2 3.3.5.11: files need FILE_WRITE_DATA or FILE_APPEND_DATA, directories
     // FILE_ADD_FILE or FILE_ADD_SUBDIRECTORY (the same two bits).
     if (!(open->granted_access & (am::kFileWriteData | am::kFileAppendData))) {
-        ctx.log().info("FLUSH of '", open->local.path, "' without write access refused");
+        ctx.log().refusal("FLUSH of '", open->local.path, "' without write access refused");
         co_return NtStatus::AccessDenied;
     }
     std::shared_ptr<io::DataPath> data = io::data_path_of(*open);

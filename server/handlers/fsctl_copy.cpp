@@ -121,7 +121,7 @@ asio::awaitable<NtStatus> copychunk(RequestContext& ctx, const IoctlRequest& req
     if (!(source->granted_access & am::kFileReadData) ||
         !(dest->granted_access & (am::kFileWriteData | am::kFileAppendData)) ||
         (!is_write && !(dest->granted_access & am::kFileReadData))) {
-        ctx.log().info("server-side copy without the needed access refused");
+        ctx.log().refusal("server-side copy without the needed access refused");
         co_return NtStatus::AccessDenied;
     }
     if (source->session_id != dest->session_id) co_return NtStatus::ObjectNameNotFound;

@@ -59,7 +59,7 @@ asio::awaitable<NtStatus> set_sparse(RequestContext& ctx, const IoctlRequest& re
     if (open->local.is_directory) co_return NtStatus::InvalidParameter;
     if (!(open->granted_access &
           (am::kFileWriteData | am::kFileAppendData | am::kFileWriteAttributes))) {
-        ctx.log().info("FSCTL_SET_SPARSE without write access refused");
+        ctx.log().refusal("FSCTL_SET_SPARSE without write access refused");
         co_return NtStatus::AccessDenied;
     }
     const int fd = open->local.fd;

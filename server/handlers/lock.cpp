@@ -81,7 +81,7 @@ NtStatus refuse_lock_on(RequestContext& ctx, const Open& open) {
     if (open.local.is_directory) return NtStatus::InvalidParameter;
     // MS-FSA 2.1.5.8: the open must be able to read or write the data it locks.
     if (!(open.granted_access & (am::kFileReadData | am::kFileWriteData))) {
-        ctx.log().info("LOCK on '", open.local.path, "' without read or write access refused");
+        ctx.log().refusal("LOCK on '", open.local.path, "' without read or write access refused");
         return NtStatus::AccessDenied;
     }
     return NtStatus::Success;
@@ -154,8 +154,8 @@ LockSeries lock_series(const std::vector<LockElement>& elements) {
 // cannot hold another lock; the open's other locks stay.
 void log_lock_limit(RequestContext& ctx, NtStatus st, size_t max_locks, const std::string& path) {
     if (st != NtStatus::InsufficientResources) return;
-    ctx.log().info("limit 'max locks per open' (", max_locks, ") reached on '", path,
-                   "'; LOCK refused");
+    ctx.log().refusal("limit 'max locks per open' (", max_locks, ") reached on '", path,
+                      "'; LOCK refused");
 }
 
 // One blocking lock (MS-FSA 2.1.5.8): granted now, or the request goes async and waits for the

@@ -104,7 +104,7 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
     if (open->local.is_directory) co_return NtStatus::InvalidDeviceRequest;
     // MS-SMB2 3.3.5.12; EXECUTE implied READ_DATA at CREATE.
     if (!(open->granted_access & (am::kFileReadData | am::kFileExecute))) {
-        ctx.log().info("READ of '", open->local.path, "' without read access refused");
+        ctx.log().refusal("READ of '", open->local.path, "' without read access refused");
         co_return NtStatus::AccessDenied;
     }
     // Offsets are signed 64-bit in the object store (MS-FSA 2.1.5.2): past INT64_MAX, or a

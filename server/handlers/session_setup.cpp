@@ -77,7 +77,8 @@ bool session_slot_free(ConnectionState& conn, Server& server, const char* what) 
     });
     const size_t limit = server.limits().max_sessions_per_connection;
     if (conn.channels.size() + conn.pending_binds.size() < limit) return true;
-    conn.log.info("limit 'max sessions per connection' (", limit, ") reached; ", what, " refused");
+    conn.log.refusal("limit 'max sessions per connection' (", limit, ") reached; ", what,
+                     " refused");
     return false;
 }
 
@@ -98,10 +99,10 @@ std::chrono::milliseconds note_logon_failure(ConnectionState& conn, std::string_
     const std::string addr = conn.peer_address();
     const unsigned n = throttle.record_failure(addr, LogonThrottle::Clock::now());
     const auto delay = throttle.delay_after(n);
-    conn.log.info("logon failure, user '", user.empty() ? std::string_view("?") : user, "' from ",
-                  addr, ": ", reason.empty() ? std::string_view("refused") : reason, " (",
-                  status_name(status), "); ", n, " failure(s) from this address, answer delayed ",
-                  delay.count(), " ms");
+    conn.log.refusal("logon failure, user '", user.empty() ? std::string_view("?") : user,
+                     "' from ", addr, ": ", reason.empty() ? std::string_view("refused") : reason,
+                     " (", status_name(status), "); ", n,
+                     " failure(s) from this address, answer delayed ", delay.count(), " ms");
     return delay;
 }
 
@@ -126,7 +127,8 @@ NtStatus binding_refusal(RequestContext& ctx, const SessionSetupRequest& req, co
     if (!req.is_binding()) return NtStatus::UserSessionDeleted;
     if (!ctx.header.is_signed()) return NtStatus::InvalidParameter;
     if (!verified) {
-        conn.log.info("binding to session 0x", std::hex, s.id, std::dec, " refused: bad signature");
+        conn.log.refusal("binding to session 0x", std::hex, s.id, std::dec,
+                         " refused: bad signature");
         return NtStatus::AccessDenied;
     }
     // Samba's rule: when either side signs with AES-GMAC both must (3.1.1 signing algorithms).
@@ -141,8 +143,8 @@ NtStatus binding_refusal(RequestContext& ctx, const SessionSetupRequest& req, co
     // cipher) must be the session's first connection's.
     if (!is_smb3(conn.state.dialect)) return NtStatus::RequestNotAccepted;
     if (!conn.server.config().global.multi_channel) {
-        conn.log.info("binding to session 0x", std::hex, s.id, std::dec,
-                      " refused: multichannel is off ('server multi channel support = no')");
+        conn.log.refusal("binding to session 0x", std::hex, s.id, std::dec,
+                         " refused: multichannel is off ('server multi channel support = no')");
         return NtStatus::RequestNotAccepted;
     }
     if (conn.state.dialect != s.dialect || s.cipher_id != conn.state.cipher_id)
@@ -174,8 +176,8 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     if (conn.channel(sid)) co_return NtStatus::RequestNotAccepted;
     if (s->channel_count() >= kMaxChannelsPerSession) {
         conn.pending_binds.erase(sid);
-        conn.log.info("binding to session 0x", std::hex, sid, std::dec, " refused: it has ",
-                      kMaxChannelsPerSession, " channels already");
+        conn.log.refusal("binding to session 0x", std::hex, sid, std::dec, " refused: it has ",
+                         kMaxChannelsPerSession, " channels already");
         co_return NtStatus::InsufficientResources;
     }
     auto pit = conn.pending_binds.find(sid);
@@ -236,9 +238,9 @@ asio::awaitable<NtStatus> bind(RequestContext& ctx, const SessionSetupRequest& r
     // different user (guest and anonymous included) with ACCESS_DENIED (smbtorture
     // smb2.session.bind_different_user); the session stays as it was.
     if (step->is_anonymous || !same_user(step->user, s->user)) {
-        conn.log.info("binding to session 0x", std::hex, sid, std::dec, " of user '", s->user,
-                      "' refused: authenticated as '",
-                      step->is_anonymous ? std::string("(anonymous)") : step->user, "'");
+        conn.log.refusal("binding to session 0x", std::hex, sid, std::dec, " of user '", s->user,
+                         "' refused: authenticated as '",
+                         step->is_anonymous ? std::string("(anonymous)") : step->user, "'");
         co_return NtStatus::AccessDenied;
     }
     // Channel.SigningKey (3.3.5.5.3): from the binding's own session key; on 3.1.1 with the
@@ -337,7 +339,7 @@ asio::awaitable<Result<std::shared_ptr<const vfs::UnixIdentity>>> unix_identity_
     auto rec = server.find_user(step.user);
     if (!rec) {
         // Removed from the database while the logon ran.
-        conn.log.info("logon of ", step.user, " refused: no longer in the user database");
+        conn.log.refusal("logon of ", step.user, " refused: no longer in the user database");
         co_return Error(NtStatus::LogonFailure);
     }
     if (rec->uid == 0 && !g.is_admin_user(rec->name)) {
@@ -419,8 +421,8 @@ NtStatus continue_logon(RequestContext& ctx, const std::shared_ptr<Session>& s,
 bool encryption_refuses(const ConnectionState& conn, const GlobalConfig& g, bool is_anonymous) {
     const bool can_encrypt = is_smb3(conn.state.dialect) && conn.state.cipher_id != 0;
     if (g.encrypt != EncryptPolicy::Required || (can_encrypt && !is_anonymous)) return false;
-    conn.log.info("session refused: encryption ", "is required and the ",
-                  is_anonymous ? "logon is anonymous" : "client cannot encrypt");
+    conn.log.refusal("session refused: encryption ", "is required and the ",
+                     is_anonymous ? "logon is anonymous" : "client cannot encrypt");
     return true;
 }
 
@@ -495,7 +497,7 @@ asio::awaitable<NtStatus> session_setup(RequestContext& ctx) {
     if (reauth) {
         // Re-authentication keeps the keys (3.3.5.5.3) but must be the same user.
         if (!step->is_anonymous && step->user != s->user) {
-            conn.log.info("re-authentication as a different user refused");
+            conn.log.refusal("re-authentication as a different user refused");
             co_return NtStatus::AccessDenied;
         }
         s->state = Session::State::Valid;

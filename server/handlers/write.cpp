@@ -140,7 +140,7 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     const bool can_write = open->granted_access & am::kFileWriteData;
     const bool can_append = open->granted_access & am::kFileAppendData;
     if (!can_write && !can_append) {
-        ctx.log().info("WRITE to '", open->local.path, "' without write access refused");
+        ctx.log().refusal("WRITE to '", open->local.path, "' without write access refused");
         co_return NtStatus::AccessDenied;
     }
 
