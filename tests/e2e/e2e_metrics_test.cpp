@@ -108,7 +108,9 @@ int check_histograms(const std::string& text) {
         if (brace + 1 < key.size()) count_key += key.substr(brace) + "}";
         auto it = all.find(count_key);
         EXPECT_NE(it, all.end()) << "no " << count_key;
-        if (it != all.end()) EXPECT_EQ(it->second, v) << count_key;
+        if (it != all.end()) {
+            EXPECT_EQ(it->second, v) << count_key;
+        }
         ++checked;
     }
     return checked;
@@ -188,7 +190,9 @@ TEST(E2eMetrics, KnownTrafficShowsInTheScrape) {
                           "encryption=\"no\"}"),
               1);
     EXPECT_EQ(s.at("daxsmbd_opens"), 1);
-    EXPECT_GE(check_histograms(text), 2 * int(kCommandCount) - 4);
+    // One per answered command (all but CANCEL and the server-to-client one), and per share
+    // (IPC$, data) one per direction and data path.
+    EXPECT_EQ(check_histograms(text), int(kCommandCount) - 2 + 2 * 2 * 4);
 
     EXPECT_EQ(http_get(port, "/").rfind("HTTP/1.1 404", 0), 0u);
 
