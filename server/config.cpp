@@ -18,6 +18,8 @@
 #include <sstream>
 #include <utility>
 
+#include "server/metrics/http_endpoint.h"
+
 namespace daxsmbd::server {
 
 namespace {
@@ -440,6 +442,15 @@ const GlobalKey kGlobalKeys[] =
              unsigned level = 0;
              if (auto p = set_uint(level, key, v, 0, 10)) return p;
              st.cfg.global.log_level = std::min(level, 3u);
+             return std::nullopt;
+         }},
+        {"metricsaddress",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             std::string host;
+             uint16_t port = 0;
+             if (!v.empty() && !metrics::parse_host_port(std::string(v), &host, &port))
+                 return bad_value(key, v, "IP:port (127.0.0.1:9922, [::1]:9922), or empty for off");
+             st.cfg.global.metrics_address = std::string(v);
              return std::nullopt;
          }},
         {"maxiosize",

@@ -107,6 +107,8 @@ struct GlobalConfig {
     bool guest_ok = false;         // "map to guest = bad user" enables guest; default never
     // "guest account": the Unix account guest sessions act as on disk (Samba's key and default).
     std::string guest_account = "nobody";
+    // "metrics address": IP:port of the Prometheus endpoint (GET /metrics); empty = off.
+    std::string metrics_address;
     // "admin users": user database names that may map to uid 0 (Samba's key; default none). A
     // logon of any other name whose entry says uid 0 is refused, so that no SMB user is root by
     // accident.

@@ -656,6 +656,7 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame, uint64_t count
 // signature, encryption), resolve the tree, dispatch to the handler, respond.
 asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, Header& hdr,
                                                   ChainState& chain) {
+    const auto admitted_at = std::chrono::steady_clock::now();
     auto admitted = admit(hdr, elem);
     if (!admitted) co_return;  // answered without a response (CANCEL) or the connection closed
     NtStatus status = *admitted;
@@ -674,6 +675,7 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     // STATUS_INVALID_PARAMETER (smbtorture smb2.compound.invalid1, invalid2, related9).
     const bool dispatched = status == NtStatus::Success;
     if (dispatched) status = co_await dispatch(ctx, info, fs);
+    count_request(ctx, status, std::chrono::steady_clock::now() - admitted_at);
     pending_by_mid_.erase(hdr.message_id);
     if (ctx.pending->async_id) pending_by_aid_.erase(ctx.pending->async_id);
 
@@ -691,6 +693,20 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
         co_await flush(fs);
         close("disconnect requested by handler");
     }
+}
+
+void Connection::count_request(const RequestContext& ctx, NtStatus status,
+                               std::chrono::steady_clock::duration took) {
+    if (!metrics_shard) return;
+    const uint64_t ns =
+        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
+    const Command command = ctx.header.command;
+    metrics_shard->request_done(command, status, ns);
+    if (ctx.io_bytes && ctx.tree && (command == Command::Read || command == Command::Write))
+        metrics_shard->share_io(
+            ctx.tree->share->metrics_index,
+            command == Command::Read ? metrics::IoDirection::Read : metrics::IoDirection::Write,
+            ctx.io_path, ctx.io_bytes, ns);
 }
 
 std::optional<NtStatus> Connection::admit(const Header& hdr, Bytes elem) {

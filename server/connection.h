@@ -135,6 +135,10 @@ class Connection final : public ConnectionState, public std::enable_shared_from_
 
     // The stages of process_element.
     std::optional<NtStatus> admit(const protocol::Header& hdr, protocol::Bytes elem);
+    // The request's metrics (server/metrics/registry.h): its command, final status and
+    // latency, and a READ's or WRITE's bytes on its share.
+    void count_request(const RequestContext& ctx, NtStatus status,
+                       std::chrono::steady_clock::duration took);
     void cancel_request(const protocol::Header& hdr);
     void begin_request(RequestContext& ctx, const FrameState& fs, const ChainState& chain,
                        NtStatus& status);

@@ -37,6 +37,9 @@ class RdmaChannel;
 namespace io {
 class Engine;  // server/io/uring_engine.h
 }
+namespace metrics {
+struct LoopShard;  // server/metrics/registry.h
+}
 
 struct NegotiatedState {
     protocol::Dialect dialect = protocol::Dialect::None;
@@ -132,6 +135,9 @@ class ConnectionState {
     const ConnectionLog log;
     // The io_uring engine of this connection's event loop (set by the server at accept).
     io::Engine* io_engine = nullptr;
+    // The metrics shard of this connection's event loop (server/metrics/registry.h), set by the
+    // server at accept; its requests count there.
+    metrics::LoopShard* metrics_shard = nullptr;
     // The RDMA transfers of an SMB Direct connection (server/transport.h); null on TCP.
     RdmaChannel* rdma = nullptr;
     // The peer's address and port, for log lines.

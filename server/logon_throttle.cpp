@@ -6,6 +6,7 @@ namespace daxsmbd::server {
 
 unsigned LogonThrottle::record_failure(const std::string& address, Clock::time_point now) {
     std::lock_guard lk(mu_);
+    failures_total_.fetch_add(1, std::memory_order_relaxed);
     auto it = entries_.find(address);
     if (it == entries_.end()) {
         make_room(now);

@@ -10,6 +10,7 @@
 // without clocks.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
@@ -43,6 +44,8 @@ class LogonThrottle {
     std::chrono::milliseconds delay_after(unsigned failures) const;
 
     size_t tracked() const;
+    // Failed logons counted since start (all addresses; metrics).
+    uint64_t failures_total() const { return failures_total_.load(std::memory_order_relaxed); }
     const Settings& settings() const { return settings_; }
 
   private:
@@ -58,6 +61,7 @@ class LogonThrottle {
     Settings settings_;
     mutable std::mutex mu_;
     std::unordered_map<std::string, Entry> entries_;
+    std::atomic<uint64_t> failures_total_{0};
 };
 
 }  // namespace daxsmbd::server

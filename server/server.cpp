@@ -15,6 +15,7 @@
 #include "server/io/block_path.h"
 #include "server/io/uring_engine.h"
 #include "server/log.h"
+#include "server/metrics/http_endpoint.h"
 #include "server/notify/watcher.h"
 #include "server/persistent_handles.h"
 #include "server/state/file_table.h"
@@ -80,6 +81,7 @@ Server::Server(Config config)
 }
 
 Server::~Server() {
+    metrics_endpoint_.reset();
     // Persistent handles outlive the server: closing them on the way down forgets nothing.
     for (auto& s : shares_)
         if (s->journal) s->journal->freeze();
@@ -252,6 +254,12 @@ bool Server::start(std::string* error) {
                                                : std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < n; ++i)
         loops_.push_back(std::make_unique<asio::io_context>(1));
+    std::vector<std::string> share_names;
+    for (size_t i = 0; i < shares_.size(); ++i) {
+        shares_[i]->metrics_index = i;
+        share_names.push_back(shares_[i]->config.name);
+    }
+    metrics.configure(n, std::move(share_names));
     io::EngineOptions eo;
     eo.blocking_pool = &pool_;
     eo.buffers = &buffers;
@@ -277,6 +285,13 @@ bool Server::start(std::string* error) {
 
     if (!open_persistent_handles(error)) return false;
     if (!open_listeners(error)) return false;
+    if (!config_.global.metrics_address.empty()) {
+        metrics_endpoint_ = metrics::HttpEndpoint::start(
+            config_.global.metrics_address, [this] { return metrics_text(); }, error);
+        if (!metrics_endpoint_) return false;
+        log_info("metrics on http://", config_.global.metrics_address, "/metrics (port ",
+                 metrics_endpoint_->port(), ")");
+    }
     for (auto& l : listeners_)
         asio::co_spawn(*loops_[0], accept_loop(*l), asio::detached);
     return true;
@@ -386,6 +401,7 @@ void Server::admit_connection(std::unique_ptr<Transport> t, size_t loop) {
         }
     }
     if (refused_by) {
+        connections_refused_.fetch_add(1, std::memory_order_relaxed);
         log_info("refusing connection from ", addr, ": limit '", refused_by, "' (", limit,
                  ") reached");
         t->close();
@@ -394,6 +410,8 @@ void Server::admit_connection(std::unique_ptr<Transport> t, size_t loop) {
     auto conn = std::make_shared<Connection>(*this, loops_[loop]->get_executor(), std::move(t),
                                              next_connection_id_++);
     conn->io_engine = engines_[loop].get();
+    conn->metrics_shard = &metrics.shard(loop);
+    connections_accepted_.fetch_add(1, std::memory_order_relaxed);
     conn->log.debug("accepted");
     asio::co_spawn(loops_[loop]->get_executor(), conn->run(), [conn](std::exception_ptr e) {
         if (e) {
@@ -413,6 +431,15 @@ notify::Watcher* Server::notify_watcher() {
         if (w) notify_ = std::move(*w);
     });
     return notify_.get();
+}
+
+size_t Server::connection_count() {
+    std::lock_guard lk(conn_mu_);
+    return connections_;
+}
+
+uint16_t Server::metrics_port() const {
+    return metrics_endpoint_ ? metrics_endpoint_->port() : 0;
 }
 
 void Server::connection_closed(Connection& c) {

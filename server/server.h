@@ -25,6 +25,7 @@
 #include "server/config.h"
 #include "server/log_rate_limit.h"
 #include "server/logon_throttle.h"
+#include "server/metrics/registry.h"
 #include "server/smbd_transport.h"
 #include "server/state/file_table.h"
 #include "server/state/lock_table.h"
@@ -48,6 +49,9 @@ class Engine;
 }
 namespace notify {
 class Watcher;
+}
+namespace metrics {
+class HttpEndpoint;
 }
 
 // Abuse limits (architecture.md "Limits on everything a client can make the server hold"),
@@ -158,6 +162,16 @@ class Server {
     // Arms the expiry of a disconnected durable open (OpenTable::disconnect_durable).
     void keep_disconnected(const std::shared_ptr<Open>& open);
     BackpressureStats& backpressure() { return backpressure_; }
+    // The request and I/O metrics, one shard per event loop (server/metrics/registry.h).
+    metrics::Registry metrics;
+    // What GET /metrics answers (server/metrics/server_metrics.cpp): the registry merged, and
+    // the server's gauges and counters read at this moment.
+    std::string metrics_text();
+    // The port of the "metrics address" endpoint; 0 when it is off.
+    uint16_t metrics_port() const;
+    size_t connection_count();
+    uint64_t connections_accepted() const { return connections_accepted_.load(); }
+    uint64_t connections_refused() const { return connections_refused_.load(); }
     // A share is continuously available (its persistent handles are journaled).
     bool has_persistent_handles() const { return has_persistent_handles_; }
     // Accepts connections on one more listener (tests: SMB Direct over the emulated provider).
@@ -197,6 +211,10 @@ class Server {
     BackpressureStats backpressure_;
     std::atomic<size_t> next_loop_{0};
     std::atomic<uint64_t> next_connection_id_{1};
+    std::atomic<uint64_t> connections_accepted_{0};
+    std::atomic<uint64_t> connections_refused_{0};  // by "max connections" limits
+    // "metrics address": the HTTP endpoint, stopped first in ~Server (it reads everything).
+    std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint_;
     asio::thread_pool pool_{4};
     uint16_t bound_port_ = 0;
     bool has_persistent_handles_ = false;

@@ -20,6 +20,7 @@
 #include "server/buffer_pool.h"
 #include "server/io/data_path.h"
 #include "server/io/splice_pipe.h"
+#include "server/metrics/registry.h"
 #include "server/payload.h"
 #include "server/state/open.h"
 #include "server/state/session.h"
@@ -98,6 +99,10 @@ class RequestContext {
     // The client's memory token the response invalidates (SMB2_CHANNEL_RDMA_V1_INVALIDATE:
     // the first buffer descriptor's, MS-SMB2 3.3.5.12/3.3.5.13), sent as Send with Invalidate.
     std::optional<uint32_t> invalidate_token;
+    // The file data a successful READ or WRITE moved and the data path that moved it, for the
+    // share's I/O metrics (server/metrics/registry.h); the dispatcher records them.
+    uint64_t io_bytes = 0;
+    metrics::IoPath io_path = metrics::IoPath::Block;
     // Called with the final response message bytes (after signing), e.g. for the preauth hash.
     std::function<void(protocol::Bytes)> on_response;
     // Sign this response even if the dispatcher would not (final SESSION_SETUP, 3.3.5.5.3).

@@ -60,6 +60,14 @@ asio::awaitable<NtStatus> read_pipe(RequestContext& ctx, const std::shared_ptr<O
     co_return open->local.pipe->message_continues() ? NtStatus::BufferOverflow : NtStatus::Success;
 }
 
+// Which data path served a READ, for the share's metrics: a spliced pipe, a DAX range or a
+// copy out of the mapping, else the block path.
+metrics::IoPath read_path(PayloadKind kind, const io::DataPath& data) {
+    if (kind == PayloadKind::Pipe) return metrics::IoPath::Splice;
+    if (kind == PayloadKind::Mapped || data.name() == "dax") return metrics::IoPath::Dax;
+    return metrics::IoPath::Block;
+}
+
 }  // namespace
 
 asio::awaitable<NtStatus> read(RequestContext& ctx) {
@@ -159,12 +167,16 @@ asio::awaitable<NtStatus> read(RequestContext& ctx) {
             open->local.position = offset + bytes;
         }
         resp.data_remaining = uint32_t(bytes);
+        ctx.io_bytes = bytes;
+        ctx.io_path = metrics::IoPath::Rdma;
         // The 16 fixed bytes only, no Buffer byte (as ksmbd and Windows): the Linux client
         // reads nothing past them when the data came by RDMA and would take a left-over byte
         // for the start of its next message.
         resp.serialize_without_data(ctx.body(), 0);
         co_return NtStatus::Success;
     }
+    ctx.io_bytes = bytes;
+    ctx.io_path = read_path(lent->kind(), *data);
     ctx.reply_data = std::move(*lent);
 
     {

@@ -214,6 +214,10 @@ asio::awaitable<NtStatus> write(RequestContext& ctx) {
     }
 
     resp.count = uint32_t(*w);
+    ctx.io_bytes = *w;
+    ctx.io_path = *rdma                   ? metrics::IoPath::Rdma
+                  : data->name() == "dax" ? metrics::IoPath::Dax
+                                          : metrics::IoPath::Block;
     resp.serialize(ctx.body());
     co_return NtStatus::Success;
 }

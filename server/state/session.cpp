@@ -71,6 +71,12 @@ std::vector<std::shared_ptr<Connection>> Session::channel_connections(uint64_t p
     return out;
 }
 
+void SessionTable::for_each(const std::function<void(const Session&)>& f) {
+    std::lock_guard lk(mu_);
+    for (const auto& [id, s] : sessions_)
+        f(*s);
+}
+
 size_t SessionTable::size() {
     std::lock_guard lk(mu_);
     return sessions_.size();

@@ -17,6 +17,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -157,6 +158,8 @@ class SessionTable {
     std::shared_ptr<Session> find(uint64_t id);
     void remove(uint64_t id);
     size_t size();
+    // f(session) for every session in the table, under its lock (metrics; not the request path).
+    void for_each(const std::function<void(const Session&)>& f);
 
   private:
     std::mutex mu_;

@@ -1,6 +1,7 @@
 // A configured share as the running server sees it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,8 @@ struct Share {
     // "continuous availability = yes": the journal of the share's persistent handles, opened
     // at start (server/persistent_handles.h).
     std::shared_ptr<HandleJournal> journal;
+    // The share's slot in the metrics registry (Server::metrics), its index in Server::shares().
+    size_t metrics_index = SIZE_MAX;
 };
 
 }  // namespace daxsmbd::server

@@ -231,6 +231,20 @@ TEST(Config, RdmaIntoPmem) {
     EXPECT_NE(parse_err("[global]\nrdma into pmem = bounce\n"), "");  // a share key
 }
 
+TEST(Config, MetricsAddress) {
+    EXPECT_EQ(parse_ok("").global.metrics_address, "");  // off by default
+    EXPECT_EQ(parse_ok("[global]\nmetrics address = 127.0.0.1:9922\n").global.metrics_address,
+              "127.0.0.1:9922");
+    EXPECT_EQ(parse_ok("[global]\nmetrics address = [::1]:0\n").global.metrics_address, "[::1]:0");
+    EXPECT_NE(parse_err("[global]\nmetrics address = localhost:9922\n").find("t.conf:2"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\nmetrics address = 127.0.0.1\n").find("IP:port"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\nmetrics address = 127.0.0.1:70000\n").find("IP:port"),
+              std::string::npos);
+    parse_err("[global]\nmetrics address = ::1:9922\n");  // IPv6 needs brackets
+}
+
 TEST(Config, AioWriteSize) {
     EXPECT_EQ(parse_ok("[s]\npath=/x\n").shares[0].aio_write_size, 64u * 1024);
     Config c = parse_ok("[a]\npath=/x\naio write size = 16k\n[b]\npath=/y\naio write size = 0\n");
