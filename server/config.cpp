@@ -768,6 +768,14 @@ const ShareKey kShareKeys[] = {
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.continuous_availability, key, v);
      }},
+    {"scaleout",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.scale_out, key, v);
+     }},
+    {"asymmetric",
+     [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
+         return set_bool(sh.asymmetric, key, v);
+     }},
     {"iosqpoll",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
          return set_bool(sh.io_sqpoll, key, v);

@@ -81,6 +81,13 @@ struct ShareConfig {
     // 3.3.5.9.10), journaled in the share's ".daxsmbd" directory so that they survive a
     // restart of the server. Default no.
     bool continuous_availability = false;
+    // "scale out": the share is served by one node of a cluster at a time (MS-SMB2 3.3.5.7,
+    // STYPE_CLUSTER_SOFS): its owner answers TREE_CONNECT with SMB2_SHARE_CAP_SCALEOUT, the
+    // other nodes with STATUS_BAD_NETWORK_NAME (and a Share Redirect error context when the
+    // client asks for one). "asymmetric": the share's ownership can move between nodes
+    // (SMB2_SHARE_CAP_ASYMMETRIC, 3.0.2 and later). Both default no.
+    bool scale_out = false;
+    bool asymmetric = false;
 };
 
 struct GlobalConfig {

@@ -22,6 +22,7 @@
 #include "auth/userdb.h"
 #include "protocol/header.h"
 #include "server/buffer_pool.h"
+#include "server/cluster/share_ownership.h"
 #include "server/config.h"
 #include "server/log_rate_limit.h"
 #include "server/logon_throttle.h"
@@ -113,6 +114,11 @@ class Server {
     LogonThrottle& logon_throttle() { return throttle_; }
     // Per-address budget for the log lines clients can cause (ConnectionLog::refusal).
     AddressLogLimits& address_log_limits() { return address_log_limits_; }
+    // Which node serves each "scale out" share (TREE_CONNECT reads it, MS-SMB2 3.3.5.7): fed
+    // by the cluster's ownership records when a cluster is configured (attach_feed); without
+    // one, this node serves every share unless an entry says otherwise (the tests set entries
+    // here directly).
+    cluster::ShareOwnershipCache& share_ownership() { return share_ownership_; }
 
     // What every connection of this server shares, owned here (two servers in one process share
     // nothing). Lock order, outermost first: OpenTable, FileTable, LockTable; BufferPool's lock
@@ -231,6 +237,7 @@ class Server {
     std::shared_ptr<const auth::KerberosCredentials> kerberos_;
     LogonThrottle throttle_;
     AddressLogLimits address_log_limits_;
+    cluster::ShareOwnershipCache share_ownership_;
 
     std::mutex users_mu_;
     std::optional<auth::UserDatabase> users_;

@@ -1,6 +1,7 @@
 // TREE_CONNECT (MS-SMB2 3.3.5.7).
 #include "protocol/tree_connect.h"
 #include "protocol/access_mask.h"
+#include "protocol/error.h"
 #include "protocol/negotiate.h"
 #include "server/connection_state.h"
 #include "server/handlers/handlers.h"
@@ -50,6 +51,80 @@ Result<std::optional<auth::AccessToken>> remoting_token(RequestContext& ctx,
     return std::optional<auth::AccessToken>(std::move(token));
 }
 
+// MS-SMB2 2.2.2.2.2.1: the owner's addresses as MOVE_DST_IPADDR entries, those of the client's
+// address family first (a client reaches an address of its own family), in the owner's order
+// otherwise.
+std::vector<MoveDstIpAddr> move_list(const std::vector<asio::ip::tcp::endpoint>& owner,
+                                     std::string_view peer_address) {
+    boost::system::error_code ec;
+    auto peer = asio::ip::make_address(std::string(peer_address), ec);
+    const bool peer_v4 = ec || peer.is_v4() || peer.to_v6().is_v4_mapped();
+    std::vector<MoveDstIpAddr> v;
+    for (int pass = 0; pass < 2; ++pass) {
+        const bool want_v4 = (pass == 0) == peer_v4;
+        for (const auto& ep : owner) {
+            if (ep.address().is_v4() != want_v4) continue;
+            if (ep.address().is_v4())
+                v.push_back(MoveDstIpAddr::v4(ep.address().to_v4().to_bytes()));
+            else
+                v.push_back(MoveDstIpAddr::v6(ep.address().to_v6().to_bytes()));
+        }
+    }
+    return v;
+}
+
+// MS-SMB2 3.3.5.7 (step 6): a "scale out" share is served by its owner node only. nullopt when
+// this node serves it; otherwise STATUS_BAD_NETWORK_NAME, on 3.1.1 with
+// SMB2_TREE_CONNECT_FLAG_REDIRECT_TO_OWNER and a known owner address carrying one Share
+// Redirect error context (2.2.2.2.2) whose ResourceName is the path as the client sent it.
+std::optional<NtStatus> refuse_unowned(RequestContext& ctx, const TreeConnectRequest& req,
+                                       const Share& share) {
+    if (share.is_ipc || !share.config.scale_out) return std::nullopt;
+    auto& ownership = ctx.conn.server.share_ownership();
+    auto [serving, owner] = ownership.lookup(share.config.name);
+    if (serving == cluster::ShareServing::OwnedBySelf) return std::nullopt;
+    if (serving == cluster::ShareServing::Unknown) {
+        ++ownership.refusals.unknown;
+        ctx.conn.log.info("[", share.config.name, "] is a scale-out share without a known owner");
+        return NtStatus::BadNetworkName;
+    }
+    // Flags is 0 here below 3.1.1 (reserved there, TreeConnectRequest::parse).
+    const bool asked = ctx.conn.state.dialect == Dialect::Smb311 &&
+                       (req.flags & tree_connect_flags::kRedirectToOwner);
+    ShareRedirectErrorContext redirect;
+    redirect.ip_addresses = move_list(owner->addresses, ctx.conn.peer_address());
+    redirect.resource_name = req.path;
+    if (!asked || redirect.ip_addresses.empty()) {
+        ++ownership.refusals.plain;
+        ctx.conn.log.info("[", share.config.name, "] is owned by node ", owner->node, " (epoch ",
+                          owner->epoch, "); ",
+                          asked ? "no address to redirect to" : "no redirect asked for");
+        return NtStatus::BadNetworkName;
+    }
+    auto e = make_share_redirect_error(redirect);
+    ctx.error_data = std::move(e.error_data);
+    ctx.error_context_count = e.error_context_count;
+    ++ownership.refusals.redirected;
+    ctx.conn.log.info("[", share.config.name, "] is owned by node ", owner->node, " (epoch ",
+                      owner->epoch, "): redirected to ", redirect.ip_addresses.size(),
+                      " address(es)");
+    return NtStatus::BadNetworkName;
+}
+
+// MS-SMB2 2.2.10, 3.3.5.7: what the owner of a "scale out" share says of it. Never CLUSTER
+// (that promises a Witness service, MS-SWN) and nothing about continuous availability here.
+uint32_t scale_out_capabilities(RequestContext& ctx, const TreeConnectRequest& req,
+                                const Share& share) {
+    if (share.is_ipc || !share.config.scale_out) return 0;
+    const Dialect d = ctx.conn.state.dialect;
+    uint32_t caps = share_caps::kScaleout;
+    if (share.config.asymmetric && uint16_t(d) >= uint16_t(Dialect::Smb302))
+        caps |= share_caps::kAsymmetric;
+    if (d == Dialect::Smb311 && (req.flags & tree_connect_flags::kRedirectToOwner))
+        caps |= share_caps::kRedirectToOwner;
+    return caps;
+}
+
 }  // namespace
 
 asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
@@ -86,6 +161,8 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
         conn.log.info("user ", s.user, " not in valid users of [", share->config.name, "]");
         co_return NtStatus::AccessDenied;
     }
+
+    if (auto refused = refuse_unowned(ctx, *req, *share)) co_return *refused;
 
     auto remoted = remoting_token(ctx, *req, *share);
     if (!remoted) co_return remoted.status();
@@ -144,6 +221,7 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     if (share->config.continuous_availability && share->journal &&
         (conn.state.server_capabilities & global_caps::kPersistentHandles))
         resp.capabilities |= share_caps::kContinuousAvailability;
+    resp.capabilities |= scale_out_capabilities(ctx, *req, *share);
     resp.maximal_access = tree->maximal_access;
     resp.serialize(ctx.body());
     conn.log.debug("tree ", tree->id, " -> [", share->config.name, "]");

@@ -974,8 +974,14 @@ Reply<TreeConnectResponse> Smb2Client::tree_connect(std::string_view share) {
 
 Reply<TreeConnectResponse> Smb2Client::tree_connect(std::string_view share,
                                                     const TreeConnectContextList& contexts) {
+    return tree_connect(share, 0, contexts);
+}
+
+Reply<TreeConnectResponse> Smb2Client::tree_connect(std::string_view share, uint16_t flags,
+                                                    const TreeConnectContextList& contexts) {
     TreeConnectRequest req;
     req.path = "\\\\" + host_ + "\\" + std::string(share);
+    req.flags = flags;
     if (!contexts.empty()) req.flags |= tree_connect_flags::kExtensionPresent;
     req.contexts = contexts;
     auto r = typed_call<TreeConnectRequest, TreeConnectResponse>(Command::TreeConnect, req);
@@ -987,6 +993,20 @@ Reply<TreeConnectResponse> Smb2Client::tree_connect(std::string_view share,
             encrypted_trees_.erase(tree_id_);
     }
     return r;
+}
+
+Result<std::optional<ShareRedirectErrorContext>> Smb2Client::share_redirect(const RawReply& reply) {
+    using Found = std::optional<ShareRedirectErrorContext>;
+    if (!reply.from_server || reply.status != NtStatus::BadNetworkName) return Found();
+    DAX_TRY(auto body, reply.error_body());
+    if (body.error_context_count == 0) return Found();
+    DAX_TRY(auto contexts, parse_error_contexts(body.error_data, body.error_context_count));
+    for (const auto& c : contexts) {
+        if (c.error_id != error_id::kShareRedirect) continue;
+        DAX_TRY(auto redirect, ShareRedirectErrorContext::decode(c.data));
+        return Found(std::move(redirect));
+    }
+    return Found();
 }
 
 Reply<TreeDisconnectResponse> Smb2Client::tree_disconnect() {
@@ -1157,6 +1177,34 @@ Reply<IoctlResponse> Smb2Client::ioctl(const IoctlRequest& req) {
 
 Reply<LockResponse> Smb2Client::lock(const LockRequest& req) {
     return typed_call<LockRequest, LockResponse>(Command::Lock, req);
+}
+
+FollowedRedirect follow_share_redirect(const ShareRedirectErrorContext& redirect, uint16_t port,
+                                       std::string_view user, std::string_view password,
+                                       std::string_view share, uint16_t flags,
+                                       const ClientOptions& options,
+                                       const NegotiateOptions& negotiate) {
+    FollowedRedirect f;
+    f.client = std::make_unique<Smb2Client>(options);
+    auto fail = [&](NtStatus st, bool from_server) {
+        f.tree.status = st;
+        f.tree.from_server = from_server;
+        return std::move(f);
+    };
+    if (redirect.ip_addresses.empty()) return fail(local_status::kBadResponse, false);
+    const MoveDstIpAddr& first = redirect.ip_addresses.front();
+    char text[INET6_ADDRSTRLEN] = {};
+    const int family = first.type == MoveDstIpAddr::kTypeV4 ? AF_INET : AF_INET6;
+    if (!::inet_ntop(family, first.address.data(), text, sizeof text))
+        return fail(local_status::kBadResponse, false);
+    f.address = text;
+    if (auto st = f.client->connect(f.address, port); !st) return fail(st.status(), false);
+    auto neg = f.client->negotiate(negotiate);
+    if (!neg.ok()) return fail(neg.status, neg.from_server);
+    auto ss = f.client->session_setup(user, password);
+    if (!ss.ok()) return fail(ss.status, ss.from_server);
+    f.tree = f.client->tree_connect(share, flags, {});
+    return f;
 }
 
 }  // namespace daxsmbd::client

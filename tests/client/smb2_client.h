@@ -239,6 +239,16 @@ class Smb2Client {
     // MS-SMB2 2.2.9.1) carrying `contexts` (e.g. a remoted identity, 2.2.9.2.1).
     Reply<protocol::TreeConnectResponse> tree_connect(
         std::string_view share, const protocol::TreeConnectContextList& contexts);
+    // With request Flags as given (MS-SMB2 2.2.9, 3.1.1: e.g.
+    // tree_connect_flags::kRedirectToOwner); EXTENSION_PRESENT is added when `contexts` is not
+    // empty.
+    Reply<protocol::TreeConnectResponse> tree_connect(
+        std::string_view share, uint16_t flags, const protocol::TreeConnectContextList& contexts);
+    // The Share Redirect error context (MS-SMB2 2.2.2.2.2) of a STATUS_BAD_NETWORK_NAME reply:
+    // nullopt when the reply is another status or carries no such context; an error when its
+    // ERROR body or the context is malformed.
+    static Result<std::optional<protocol::ShareRedirectErrorContext>> share_redirect(
+        const RawReply& reply);
     Reply<protocol::TreeDisconnectResponse> tree_disconnect();
     Reply<protocol::LogoffResponse> logoff();
     Reply<protocol::EchoResponse> echo();
@@ -515,5 +525,24 @@ class Smb2Client {
     std::unordered_map<uint64_t, Stashed> stash_;
     ByteVector stash_hold_;  // keeps the last stashed reply returned alive
 };
+
+// The application's part of a share redirect (MS-SMB2 3.2.5.5: the client hands the Share
+// Redirect context up, the caller connects to a listed address and repeats the TREE_CONNECT).
+struct FollowedRedirect {
+    std::unique_ptr<Smb2Client> client;  // connected to `address`, with a session
+    std::string address;                 // the address followed (the first one listed)
+    // The repeated TREE_CONNECT's reply, or the failure of connect/negotiate/session setup
+    // (status, from_server false for a local failure).
+    Reply<protocol::TreeConnectResponse> tree;
+};
+
+// Connects a new client (`options`) to the first address of `redirect` at `port` (the redirect
+// carries addresses only; SMB clients use their usual port), negotiates `negotiate`, logs on as
+// user/password and repeats the tree connect of `share` with `flags`.
+FollowedRedirect follow_share_redirect(const protocol::ShareRedirectErrorContext& redirect,
+                                       uint16_t port, std::string_view user,
+                                       std::string_view password, std::string_view share,
+                                       uint16_t flags, const ClientOptions& options = {},
+                                       const NegotiateOptions& negotiate = {});
 
 }  // namespace daxsmbd::client

@@ -18,6 +18,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             auto rebuilt = make_error_response(*ctxs);
             auto back = parse_error_contexts(rebuilt.error_data, rebuilt.error_context_count);
             if (!back || *back != *ctxs) std::abort();
+            // What a client does with a STATUS_BAD_NETWORK_NAME reply: the Share Redirect
+            // contexts decoded, each one re-encoded to the same value.
+            for (const auto& c : *ctxs) {
+                if (c.error_id != error_id::kShareRedirect) continue;
+                if (auto s = ShareRedirectErrorContext::decode(c.data)) {
+                    auto again = ShareRedirectErrorContext::decode(s->encode());
+                    if (!again || !(*again == *s)) std::abort();
+                }
+            }
         }
     }
     if (size >= 1) {

@@ -756,6 +756,24 @@ TEST(ConfigEncryption, BadValuesAreErrors) {
               std::string::npos);
 }
 
+TEST(Config, ScaleOutAndAsymmetric) {
+    Config c = parse_ok(
+        "[a]\npath=/a\n"
+        "[b]\npath=/b\nscale out = yes\nasymmetric = yes\n"
+        "[c]\npath=/c\nscaleout = on\nasymmetric = no\n");
+    ASSERT_EQ(c.shares.size(), 3u);
+    EXPECT_FALSE(c.shares[0].scale_out);  // both off by default
+    EXPECT_FALSE(c.shares[0].asymmetric);
+    EXPECT_TRUE(c.shares[1].scale_out);
+    EXPECT_TRUE(c.shares[1].asymmetric);
+    EXPECT_TRUE(c.shares[2].scale_out);
+    EXPECT_FALSE(c.shares[2].asymmetric);
+    EXPECT_NE(parse_err("[s]\npath=/x\nscale out = maybe\n").find("bad value"), std::string::npos);
+    EXPECT_NE(parse_err("[s]\npath=/x\nasymmetric = 2\n").find("bad value"), std::string::npos);
+    // Share keys only.
+    EXPECT_FALSE(parse_err("[global]\nscale out = yes\n").empty());
+}
+
 TEST(Config, IdentityRemoting) {
     Config c = parse_ok(
         "[a]\npath=/a\n"
