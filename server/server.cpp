@@ -412,6 +412,10 @@ void Server::admit_connection(std::unique_ptr<Transport> t, size_t loop) {
     conn->io_engine = engines_[loop].get();
     conn->metrics_shard = &metrics.shard(loop);
     connections_accepted_.fetch_add(1, std::memory_order_relaxed);
+    {
+        std::lock_guard lk(conn_mu_);
+        live_connections_[conn->id] = conn;
+    }
     conn->log.debug("accepted");
     asio::co_spawn(loops_[loop]->get_executor(), conn->run(), [conn](std::exception_ptr e) {
         if (e) {
@@ -445,6 +449,7 @@ uint16_t Server::metrics_port() const {
 void Server::connection_closed(Connection& c) {
     std::lock_guard lk(conn_mu_);
     if (connections_) --connections_;
+    live_connections_.erase(c.id);
     auto it = connections_per_address_.find(c.peer_address());
     if (it != connections_per_address_.end() && it->second && --it->second == 0)
         connections_per_address_.erase(it);
@@ -453,6 +458,14 @@ void Server::connection_closed(Connection& c) {
         std::erase_if(lc->second, [&](const auto& e) { return e.first == c.id; });
         if (lc->second.empty()) lease_connections_.erase(lc);
     }
+}
+
+std::vector<std::shared_ptr<Connection>> Server::live_connections() {
+    std::vector<std::shared_ptr<Connection>> out;
+    std::lock_guard lk(conn_mu_);
+    for (const auto& [id, weak] : live_connections_)
+        if (auto c = weak.lock()) out.push_back(std::move(c));
+    return out;
 }
 
 void Server::add_lease_connection(const protocol::Guid& client, uint64_t connection_id,

@@ -153,6 +153,8 @@ class Server {
     size_t loop_count() const { return loops_.size(); }
 
     void connection_closed(Connection& c);
+    // Every connection accepted and not yet closed, by id (daxsmbd-admin status).
+    std::vector<std::shared_ptr<Connection>> live_connections();
     // The connections that asked for leases, per ClientGuid, oldest first (by connection id):
     // a lease break goes out on the first of them that works (MS-SMB2 3.3.4.7; Windows sends
     // it there whichever connection made the open, smbtorture smb2.lease.v2_complex1).
@@ -230,6 +232,7 @@ class Server {
     std::mutex conn_mu_;
     std::map<std::string, size_t> connections_per_address_;
     size_t connections_ = 0;
+    std::map<uint64_t, std::weak_ptr<Connection>> live_connections_;
     // add_lease_connection(), under conn_mu_.
     std::map<protocol::Guid, std::vector<std::pair<uint64_t, std::weak_ptr<Connection>>>>
         lease_connections_;

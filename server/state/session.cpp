@@ -1,5 +1,7 @@
 #include "server/state/session.h"
 
+#include <algorithm>
+
 #include <random>
 
 namespace daxsmbd::server {
@@ -75,6 +77,17 @@ void SessionTable::for_each(const std::function<void(const Session&)>& f) {
     std::lock_guard lk(mu_);
     for (const auto& [id, s] : sessions_)
         f(*s);
+}
+
+std::vector<std::shared_ptr<Session>> SessionTable::all() {
+    std::vector<std::shared_ptr<Session>> out;
+    {
+        std::lock_guard lk(mu_);
+        out.reserve(sessions_.size());
+        for (const auto& [id, s] : sessions_) out.push_back(s);
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a->id < b->id; });
+    return out;
 }
 
 size_t SessionTable::size() {

@@ -160,6 +160,8 @@ class SessionTable {
     size_t size();
     // f(session) for every session in the table, under its lock (metrics; not the request path).
     void for_each(const std::function<void(const Session&)>& f);
+    // Every session in the table, by id (daxsmbd-admin status).
+    std::vector<std::shared_ptr<Session>> all();
 
   private:
     std::mutex mu_;
