@@ -27,6 +27,7 @@ TEST_PKGS=(
     python3 python3-impacket fio iperf3 sockperf
     attr xxd procps iproute2 shellcheck
     prometheus # promtool: checks the metrics endpoint's text exposition format
+    tshark     # decodes the Share Redirect error context (e2e_share_redirect)
 )
 VM_PKGS=(qemu-system-x86 qemu-utils debootstrap e2fsprogs) # tests/vm: the guest image and qemu
 CLUSTER_PKGS=(etcd-server etcd-client)                      # cluster membership tests

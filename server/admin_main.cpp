@@ -4,10 +4,14 @@
 //   daxsmbd-admin [-s FILE] user passwd NAME
 //   daxsmbd-admin [-s FILE] user del NAME
 //   daxsmbd-admin [-s FILE] user list
+//   daxsmbd-admin [-s FILE] status
+//   daxsmbd-admin [-s FILE] close-session ID
+//   daxsmbd-admin [-s FILE] debug-connection ID on|off
 //
-// The password is read from standard input (one line) when it is not a terminal, so scripts can
-// pipe it in; on a terminal it is asked for twice with echo off. Exit codes: 0 done, 1 error
-// (one line on stderr), 2 usage.
+// status, close-session and debug-connection ask the running daemon through its "control socket"
+// (root only). The password is read from standard input (one line) when it is not a terminal, so
+// scripts can pipe it in; on a terminal it is asked for twice with echo off. Exit codes: 0 done, 1
+// error (one line on stderr), 2 usage.
 #include <pwd.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -26,6 +30,7 @@
 
 #include "auth/userdb.h"
 #include "server/config.h"
+#include "server/control/control_socket.h"
 
 namespace {
 
@@ -36,6 +41,9 @@ constexpr const char* kUsage =
     "       daxsmbd-admin [-s CONFIG] user passwd NAME\n"
     "       daxsmbd-admin [-s CONFIG] user del NAME\n"
     "       daxsmbd-admin [-s CONFIG] user list\n"
+    "       daxsmbd-admin [-s CONFIG] status\n"
+    "       daxsmbd-admin [-s CONFIG] close-session ID\n"
+    "       daxsmbd-admin [-s CONFIG] debug-connection ID on|off\n"
     "CONFIG defaults to /etc/daxsmbd/daxsmbd.conf; the user database is its 'user database'.\n"
     "The password is read from stdin (one line) when stdin is not a terminal.\n"
     "--uid/--gid: the Unix ids the user acts as on disk (default: those of the Unix account of\n"
@@ -290,9 +298,40 @@ int store_user(daxsmbd::auth::UserDatabase& db, const std::string& db_path,
     return 0;
 }
 
+// status / close-session / debug-connection: one request to the daemon's control socket, its answer
+// on stdout.
+int ask_daemon(const Options& opts) {
+    const std::vector<std::string>& words = opts.words;
+    if (words[0] == "status" && words.size() != 1) return usage("status takes no arguments");
+    if (words[0] == "close-session" && words.size() != 2)
+        return usage("close-session needs exactly one session id");
+    if (words[0] == "debug-connection" && words.size() != 3)
+        return usage("debug-connection needs a connection id and on or off");
+    std::string path = daxsmbd::server::GlobalConfig{}.control_socket;
+    struct stat st {};
+    // Without -s and without the default file, the daemon runs on its embedded configuration.
+    if (opts.config_path != kDefaultConfig || ::stat(kDefaultConfig, &st) == 0) {
+        auto parsed = daxsmbd::server::Config::load(opts.config_path);
+        if (auto* e = std::get_if<daxsmbd::server::Config::ParseError>(&parsed))
+            return fail(e->message);
+        path = std::get<daxsmbd::server::Config>(parsed).global.control_socket;
+    }
+    if (path.empty()) return fail(opts.config_path + " sets no 'control socket'");
+    std::string request = words[0];
+    for (size_t i = 1; i < words.size(); ++i)
+        request += " " + words[i];
+    auto reply = daxsmbd::server::control::send_request(path, request);
+    if (!reply.ok) return fail(reply.text);
+    std::cout << reply.text;
+    return 0;
+}
+
 int run(int argc, char** argv) {
     Options opts;
     if (auto status = parse_command_line(argc, argv, &opts)) return *status;
+    if (!opts.words.empty() && (opts.words[0] == "status" || opts.words[0] == "close-session" ||
+                                opts.words[0] == "debug-connection"))
+        return ask_daemon(opts);
     if (auto status = check_command(opts)) return *status;
     const std::string& action = opts.words[1];
 

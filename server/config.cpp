@@ -453,6 +453,15 @@ const GlobalKey kGlobalKeys[] =
              st.cfg.global.metrics_address = std::string(v);
              return std::nullopt;
          }},
+        {"controlsocket",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             // sun_path holds 107 bytes and a NUL; a relative path would depend on the cwd.
+             if (!v.empty() && (v.front() != '/' || v.size() > 107))
+                 return bad_value(key, v,
+                                  "an absolute path of at most 107 bytes, or empty for none");
+             st.cfg.global.control_socket = std::string(v);
+             return std::nullopt;
+         }},
         {"maxiosize",
          [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
              // MS-SMB2 3.3.5.4: MaxReadSize/MaxWriteSize/MaxTransactSize must be at least 65536.

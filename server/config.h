@@ -116,6 +116,9 @@ struct GlobalConfig {
     std::string guest_account = "nobody";
     // "metrics address": IP:port of the Prometheus endpoint (GET /metrics); empty = off.
     std::string metrics_address;
+    // "control socket": the Unix socket daxsmbd-admin status/close-session talk to (root only);
+    // empty = none.
+    std::string control_socket = "/run/daxsmbd/control";
     // "admin users": user database names that may map to uid 0 (Samba's key; default none). A
     // logon of any other name whose entry says uid 0 is refused, so that no SMB user is root by
     // accident.

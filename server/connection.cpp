@@ -679,9 +679,15 @@ asio::awaitable<void> Connection::process_element(FrameState& fs, Bytes elem, He
     pending_by_mid_.erase(hdr.message_id);
     if (ctx.pending->async_id) pending_by_aid_.erase(ctx.pending->async_id);
 
-    if (debug_enabled())
-        log_debug("conn ", id, " ", command_name(hdr.command), " mid ", hdr.message_id, " -> ",
-                  status_name(status));
+    if (trace_requests.load(std::memory_order_relaxed) ||
+        g_log_level.load(std::memory_order_relaxed) >= int(LogLevel::Trace)) {
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::steady_clock::now() - admitted_at)
+                            .count();
+        log.info("request ", command_name(hdr.command), " mid ", hdr.message_id, " session 0x",
+                 std::hex, ctx.session_id, std::dec, " tree ", ctx.tree_id, " -> ",
+                 status_name(status), " ", us, " us");
+    }
 
     if (ctx.suppress_response) {
         if (ctx.disconnect_after) close("protocol violation");

@@ -5,6 +5,7 @@
 // from another thread except through posts to that loop.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -40,6 +41,9 @@ class Connection final : public ConnectionState, public std::enable_shared_from_
     std::weak_ptr<Connection> weak_self() override { return weak_from_this(); }
 
     std::unique_ptr<Transport> transport;
+    // One log line per request on this connection whatever the log level (daxsmbd-admin
+    // debug-connection); at "log level = 3" every connection has them.
+    std::atomic<bool> trace_requests{false};
 
     void release_channel(uint64_t session_id) override;
     asio::awaitable<Status> go_async(RequestContext& ctx) override;

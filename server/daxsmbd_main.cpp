@@ -17,6 +17,7 @@
 
 #include "dax/stats.h"
 #include "server/config.h"
+#include "server/control/commands.h"
 #include "server/control/sd_notify.h"
 #include "server/descriptor_limit.h"
 #include "server/log.h"
@@ -30,6 +31,21 @@ static int usage() {
                  "       daxsmbd --print-default-config [--share-path DIR] "
                  "[--user-database FILE]\n");
     return 2;
+}
+
+// daxsmbd-admin status/close-session. Without it the daemon still serves SMB: a second daemon
+// on the same socket path (tests, a mistake) only loses its administration.
+static std::unique_ptr<control::ControlSocket> start_control_socket(Server& server) {
+    const std::string& path = server.config().global.control_socket;
+    if (path.empty()) return nullptr;
+    std::string error;
+    auto socket = control::ControlSocket::start(path, control::server_commands(server), &error);
+    if (socket)
+        log_info("control socket ", path);
+    else
+        log_error("WARNING: no control socket: ", error,
+                  "; daxsmbd-admin status cannot reach this daemon");
+    return socket;
 }
 
 int main(int argc, char** argv) {
@@ -113,6 +129,7 @@ int main(int argc, char** argv) {
     }
     log_info("daxsmbd 0.1.0 started, ", server.shares().size() - 1, " share(s)");
     log_info(descriptor_line);
+    auto control_socket = start_control_socket(server);
     // The listeners are bound: systemd (Type=notify) may start what depends on the service.
     sd_notify_send("READY=1");
     std::thread sig_thread([&] {
@@ -133,6 +150,7 @@ int main(int argc, char** argv) {
             }
             log_info("signal ", sig, ": stopping");
             sd_notify_send("STOPPING=1");
+            control_socket.reset();
             server.stop();
             return;
         }

@@ -501,6 +501,32 @@ void Server::end_session(Session& s, bool keep_durable) {
     sessions.remove(s.id);
 }
 
+std::optional<std::string> Server::close_session(uint64_t id) {
+    auto s = sessions.find(id);
+    if (!s || s->state.load() != Session::State::Valid) return std::nullopt;
+    std::string user = s->domain.empty() ? s->user : s->domain + "\\" + s->user;
+    log_info("session 0x", std::hex, id, std::dec, " of ", user, " closed by the administrator");
+    // Each channel belongs to its connection's loop: drop it there, and the connection with it
+    // when nothing else is left on it. The session itself goes at once, so that a request
+    // arriving meanwhile finds it gone (STATUS_USER_SESSION_DELETED).
+    for (const auto& c : live_connections())
+        asio::post(c->executor, [c, id] {
+            if (c->channels.erase(id) && c->channels.empty())
+                c->close("its session was closed by the administrator");
+        });
+    end_session(*s);
+    return user;
+}
+
+bool Server::trace_connection(uint64_t id, bool on) {
+    for (const auto& c : live_connections())
+        if (c->id == id) {
+            c->trace_requests.store(on, std::memory_order_relaxed);
+            return true;
+        }
+    return false;
+}
+
 void Server::keep_disconnected(const std::shared_ptr<Open>& open) {
     // MS-SMB2 3.3.7.1: a disconnected durable open lives until its timeout, or until a break
     // it cannot receive closes it (FileTable::disconnect); a reconnect bumps its generation, so

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -167,6 +168,14 @@ class Server {
     // Ends session `s` with its opens; `keep_durable` (the connection was lost, or a new
     // session replaced it) keeps its durable opens, disconnected, for their reconnect.
     void end_session(Session& s, bool keep_durable = false);
+    // The administrator's close-session (daxsmbd-admin): ends session `id` as a LOGOFF would,
+    // with its opens (durable ones too: the point is to free what the session holds) and trees,
+    // and closes the connections it was the last session of, so the client notices at once.
+    // The user (domain\\user) it belonged to, or nullopt when there is no such session.
+    std::optional<std::string> close_session(uint64_t id);
+    // daxsmbd-admin debug-connection: one log line per request of connection `id` (on) or only
+    // at "log level = 3" again (off). False when there is no such connection.
+    bool trace_connection(uint64_t id, bool on);
     // Arms the expiry of a disconnected durable open (OpenTable::disconnect_durable).
     void keep_disconnected(const std::shared_ptr<Open>& open);
     BackpressureStats& backpressure() { return backpressure_; }

@@ -29,8 +29,10 @@ ConnectionStatus connection_status(const std::shared_ptr<Connection>& c) {
     boost::asio::post(c->executor, [c, base, promise]() mutable {
         base.dialect = uint16_t(c->state.dialect);
         base.cipher_id = c->state.cipher_id;
-        if (c->state.signing_algorithm_id) base.signing_algorithm_id = *c->state.signing_algorithm_id;
-        for (const auto& [sid, ch] : c->channels) base.session_ids.push_back(sid);
+        if (c->state.signing_algorithm_id)
+            base.signing_algorithm_id = *c->state.signing_algorithm_id;
+        for (const auto& [sid, ch] : c->channels)
+            base.session_ids.push_back(sid);
         promise->set_value(std::move(base));
     });
     if (answer.wait_for(std::chrono::seconds(1)) == std::future_status::ready) return answer.get();
@@ -40,8 +42,8 @@ ConnectionStatus connection_status(const std::shared_ptr<Connection>& c) {
 SessionStatus session_status(Session& s) {
     SessionStatus st;
     st.id = s.id;
-    st.user = s.is_anonymous ? "(anonymous)"
-              : s.is_guest   ? "(guest)"
+    st.user = s.is_anonymous     ? "(anonymous)"
+              : s.is_guest       ? "(guest)"
               : s.domain.empty() ? s.user
                                  : s.domain + "\\" + s.user;
     st.dialect = uint16_t(s.dialect);
@@ -116,7 +118,8 @@ std::string dialect_text(uint16_t d) {
 
 StatusReport collect_status(Server& server) {
     StatusReport r;
-    for (const auto& c : server.live_connections()) r.connections.push_back(connection_status(c));
+    for (const auto& c : server.live_connections())
+        r.connections.push_back(connection_status(c));
     for (const auto& s : server.sessions.all())
         if (s->state.load() == Session::State::Valid) r.sessions.push_back(session_status(*s));
     for (const auto& o : server.opens.find_all([](const Open&) { return true; }))
@@ -132,7 +135,8 @@ std::string format_status(const StatusReport& r) {
            << dialect_text(c.dialect) << "  cipher " << (c.cipher_id ? hex(c.cipher_id, 4) : "-")
            << "  sessions";
         if (c.session_ids.empty()) os << " -";
-        for (auto sid : c.session_ids) os << " " << hex(sid);
+        for (auto sid : c.session_ids)
+            os << " " << hex(sid);
         os << "\n";
     }
     os << "Sessions: " << r.sessions.size() << "\n";

@@ -84,7 +84,8 @@ std::vector<std::shared_ptr<Session>> SessionTable::all() {
     {
         std::lock_guard lk(mu_);
         out.reserve(sessions_.size());
-        for (const auto& [id, s] : sessions_) out.push_back(s);
+        for (const auto& [id, s] : sessions_)
+            out.push_back(s);
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a->id < b->id; });
     return out;

@@ -208,6 +208,7 @@ write_daxsmbd_conf() {
     user database = $TESTDIR/users.db
     server signing = auto
     log level = ${LOG_LEVEL:-1}
+    control socket = $TESTDIR/run/control
 ${DAXSMBD_EXTRA_GLOBAL:-}
 
 [data]

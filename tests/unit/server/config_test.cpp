@@ -245,6 +245,18 @@ TEST(Config, MetricsAddress) {
     parse_err("[global]\nmetrics address = ::1:9922\n");  // IPv6 needs brackets
 }
 
+TEST(Config, ControlSocket) {
+    EXPECT_EQ(parse_ok("").global.control_socket, "/run/daxsmbd/control");
+    EXPECT_EQ(parse_ok("[global]\ncontrol socket = /tmp/x/ctl\n").global.control_socket,
+              "/tmp/x/ctl");
+    EXPECT_EQ(parse_ok("[global]\ncontrol socket =\n").global.control_socket, "");  // none
+    EXPECT_NE(parse_err("[global]\ncontrol socket = run/ctl\n").find("absolute path"),
+              std::string::npos);
+    EXPECT_NE(
+        parse_err("[global]\ncontrol socket = /" + std::string(120, 'x') + "\n").find("t.conf:2"),
+        std::string::npos);
+}
+
 TEST(Config, AioWriteSize) {
     EXPECT_EQ(parse_ok("[s]\npath=/x\n").shares[0].aio_write_size, 64u * 1024);
     Config c = parse_ok("[a]\npath=/x\naio write size = 16k\n[b]\npath=/y\naio write size = 0\n");
@@ -512,6 +524,7 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.global.auth_timeout_s, d.auth_timeout_s);
     EXPECT_EQ(c.global.max_credits, d.max_credits);
     EXPECT_EQ(c.global.guest_account, d.guest_account);
+    EXPECT_EQ(c.global.control_socket, d.control_socket);
     EXPECT_EQ(c.global.admin_users, d.admin_users);
     EXPECT_EQ(c.global.max_connections, d.max_connections);
     EXPECT_EQ(c.global.max_connections_per_address, d.max_connections_per_address);

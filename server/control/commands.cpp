@@ -1,0 +1,56 @@
+#include "server/control/commands.h"
+
+#include <charconv>
+#include <optional>
+#include <string_view>
+
+#include "server/control/status_report.h"
+#include "server/server.h"
+
+namespace daxsmbd::server::control {
+
+namespace {
+
+// An id as status prints it: a session's in hex (0x1d), a connection's in decimal; either way.
+std::optional<uint64_t> parse_id(std::string_view s) {
+    int base = 10;
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s.remove_prefix(2);
+        base = 16;
+    }
+    uint64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v == 0) return std::nullopt;
+    return v;
+}
+
+}  // namespace
+
+std::vector<Command> server_commands(Server& server) {
+    std::vector<Command> commands;
+    commands.push_back({"status", 0, 0, "status", [&server](const std::vector<std::string>&) {
+                            return Reply{true, format_status(collect_status(server))};
+                        }});
+    commands.push_back({"close-session", 1, 1, "close-session ID (as status shows it, 0x...)",
+                        [&server](const std::vector<std::string>& args) {
+                            auto id = parse_id(args[0]);
+                            if (!id) return Reply{false, "'" + args[0] + "' is not a session id"};
+                            auto user = server.close_session(*id);
+                            if (!user) return Reply{false, "no session " + args[0]};
+                            return Reply{true, "closed session " + args[0] + " of " + *user + "\n"};
+                        }});
+    commands.push_back(
+        {"debug-connection", 2, 2, "debug-connection ID on|off",
+         [&server](const std::vector<std::string>& args) {
+             auto id = parse_id(args[0]);
+             if (!id) return Reply{false, "'" + args[0] + "' is not a connection id"};
+             if (args[1] != "on" && args[1] != "off")
+                 return Reply{false, "usage: debug-connection ID on|off"};
+             if (!server.trace_connection(*id, args[1] == "on"))
+                 return Reply{false, "no connection " + args[0]};
+             return Reply{true, "connection " + args[0] + ": request lines " + args[1] + "\n"};
+         }});
+    return commands;
+}
+
+}  // namespace daxsmbd::server::control
