@@ -7,21 +7,24 @@
 //   daxsmbd-admin [-s FILE] status
 //   daxsmbd-admin [-s FILE] close-session ID
 //   daxsmbd-admin [-s FILE] debug-connection ID on|off
+//   daxsmbd-admin [-s FILE] reload
 //
-// status, close-session and debug-connection ask the running daemon through its "control socket"
-// (root only). The password is read from standard input (one line) when it is not a terminal, so
-// scripts can pipe it in; on a terminal it is asked for twice with echo off. Exit codes: 0 done, 1
-// error (one line on stderr), 2 usage.
+// status, close-session, debug-connection and reload ask the running daemon through its "control
+// socket" (root only). The password is read from standard input (one line) when it is not a
+// terminal, so scripts can pipe it in; on a terminal it is asked for twice with echo off. Exit
+// codes: 0 done, 1 error (one line on stderr), 2 usage.
 #include <pwd.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -44,6 +47,7 @@ constexpr const char* kUsage =
     "       daxsmbd-admin [-s CONFIG] status\n"
     "       daxsmbd-admin [-s CONFIG] close-session ID\n"
     "       daxsmbd-admin [-s CONFIG] debug-connection ID on|off\n"
+    "       daxsmbd-admin [-s CONFIG] reload\n"
     "CONFIG defaults to /etc/daxsmbd/daxsmbd.conf; the user database is its 'user database'.\n"
     "The password is read from stdin (one line) when stdin is not a terminal.\n"
     "--uid/--gid: the Unix ids the user acts as on disk (default: those of the Unix account of\n"
@@ -298,24 +302,71 @@ int store_user(daxsmbd::auth::UserDatabase& db, const std::string& db_path,
     return 0;
 }
 
-// status / close-session / debug-connection: one request to the daemon's control socket, its answer
-// on stdout.
+bool is_daemon_command(const std::string& word) {
+    return word == "status" || word == "close-session" || word == "debug-connection" ||
+           word == "reload";
+}
+
+// The "control socket" of a configuration that does not parse (the file a reload is about to
+// refuse): the last such line of [global], read leniently; nullopt when it sets none.
+std::optional<std::string> scan_control_socket(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::optional<std::string> found;
+    bool global = false;
+    while (std::getline(in, line)) {
+        auto first = line.find_first_not_of(" \t");
+        if (first == std::string::npos) continue;
+        if (line[first] == '[') {
+            global = line.find("global", first) != std::string::npos;
+            continue;
+        }
+        auto eq = line.find('=');
+        if (!global || eq == std::string::npos) continue;
+        std::string key;
+        for (char c : line.substr(first, eq - first))
+            if (c != ' ' && c != '\t') key += char(std::tolower(uint8_t(c)));
+        if (key != "controlsocket") continue;
+        auto v = line.substr(eq + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        v.erase(v.find_last_not_of(" \t\r") + 1);
+        found = v;
+    }
+    return found;
+}
+
+// Where the daemon of configuration `opts.config_path` listens for daxsmbd-admin.
+std::optional<std::string> control_socket_path(const Options& opts, std::string* error) {
+    struct stat st {};
+    // Without -s and without the default file, the daemon runs on its embedded configuration.
+    if (opts.config_path == kDefaultConfig && ::stat(kDefaultConfig, &st) != 0)
+        return daxsmbd::server::GlobalConfig{}.control_socket;
+    auto parsed = daxsmbd::server::Config::load(opts.config_path);
+    if (auto* c = std::get_if<daxsmbd::server::Config>(&parsed)) return c->global.control_socket;
+    const std::string& why = std::get<daxsmbd::server::Config::ParseError>(parsed).message;
+    if (opts.words[0] != "reload" || ::stat(opts.config_path.c_str(), &st) != 0) {
+        *error = why;
+        return std::nullopt;
+    }
+    // A reload of a broken file still reaches the daemon, which refuses it and says why.
+    return scan_control_socket(opts.config_path)
+        .value_or(daxsmbd::server::GlobalConfig{}.control_socket);
+}
+
+// status / close-session / debug-connection / reload: one request to the daemon's control
+// socket, its answer on stdout.
 int ask_daemon(const Options& opts) {
     const std::vector<std::string>& words = opts.words;
     if (words[0] == "status" && words.size() != 1) return usage("status takes no arguments");
+    if (words[0] == "reload" && words.size() != 1) return usage("reload takes no arguments");
     if (words[0] == "close-session" && words.size() != 2)
         return usage("close-session needs exactly one session id");
     if (words[0] == "debug-connection" && words.size() != 3)
         return usage("debug-connection needs a connection id and on or off");
-    std::string path = daxsmbd::server::GlobalConfig{}.control_socket;
-    struct stat st {};
-    // Without -s and without the default file, the daemon runs on its embedded configuration.
-    if (opts.config_path != kDefaultConfig || ::stat(kDefaultConfig, &st) == 0) {
-        auto parsed = daxsmbd::server::Config::load(opts.config_path);
-        if (auto* e = std::get_if<daxsmbd::server::Config::ParseError>(&parsed))
-            return fail(e->message);
-        path = std::get<daxsmbd::server::Config>(parsed).global.control_socket;
-    }
+    std::string error;
+    auto socket_path = control_socket_path(opts, &error);
+    if (!socket_path) return fail(error);
+    const std::string& path = *socket_path;
     if (path.empty()) return fail(opts.config_path + " sets no 'control socket'");
     std::string request = words[0];
     for (size_t i = 1; i < words.size(); ++i)
@@ -329,9 +380,7 @@ int ask_daemon(const Options& opts) {
 int run(int argc, char** argv) {
     Options opts;
     if (auto status = parse_command_line(argc, argv, &opts)) return *status;
-    if (!opts.words.empty() && (opts.words[0] == "status" || opts.words[0] == "close-session" ||
-                                opts.words[0] == "debug-connection"))
-        return ask_daemon(opts);
+    if (!opts.words.empty() && is_daemon_command(opts.words[0])) return ask_daemon(opts);
     if (auto status = check_command(opts)) return *status;
     const std::string& action = opts.words[1];
 

@@ -919,8 +919,13 @@ Problem parse_parameter(ParseState& st, std::string_view line, size_t first_line
     switch (st.section) {
         case Section::None:
             return "parameter '" + std::string(key) + "' before any [section] header";
-        case Section::Global:
-            return parse_global_key(st, key, value, gk, sk, first_line);
+        case Section::Global: {
+            Problem p = parse_global_key(st, key, value, gk, sk, first_line);
+            if (!p)
+                st.cfg.global_settings[sq] =
+                    GlobalSetting{std::string(key), std::string(value), first_line};
+            return p;
+        }
         case Section::Share:
             return parse_share_key(st, key, value, gk, sk);
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,6 +89,9 @@ struct ShareConfig {
     // (SMB2_SHARE_CAP_ASYMMETRIC, 3.0.2 and later). Both default no.
     bool scale_out = false;
     bool asymmetric = false;
+
+    // Reload compares a share's settings as parsed (server/reload_plan.h).
+    bool operator==(const ShareConfig&) const = default;
 };
 
 struct GlobalConfig {
@@ -185,9 +189,20 @@ struct GlobalConfig {
     std::vector<uint16_t> encryption_algorithms{0x0002, 0x0001, 0x0004, 0x0003};
 };
 
+// One [global] parameter as the file set it (the last setting of a key wins), for a reload to
+// name what changed (server/reload_plan.h).
+struct GlobalSetting {
+    std::string key;    // as written
+    std::string value;  // as written, trimmed
+    size_t line = 0;
+    bool operator==(const GlobalSetting& o) const { return value == o.value; }
+};
+
 struct Config {
     GlobalConfig global;
     std::vector<ShareConfig> shares;
+    // The [global] parameters by canonical key (lower case, without spaces, synonyms resolved).
+    std::map<std::string, GlobalSetting> global_settings;
 
     const ShareConfig* find_share(std::string_view name) const;  // case-insensitive
 

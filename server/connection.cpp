@@ -137,6 +137,17 @@ asio::awaitable<void> Connection::wait_for_room() {
     reader_paused_ = false;
 }
 
+asio::awaitable<void> Connection::finish_for_stop() {
+    // The server is stopping (Server::drain): this frame arrived after the stop began and is
+    // not processed (the client sees its connection close without an answer, so it knows the
+    // request was not done); the requests in processing finish and are answered first.
+    reader_paused_ = true;
+    while (!closed_ && bytes_in_flight_ > 0)
+        co_await reader_wake_->wait();
+    reader_paused_ = false;
+    close("the server is stopping");
+}
+
 asio::awaitable<void> Connection::run() {
     auto self = shared_from_this();
     asio::co_spawn(executor, watchdog(), asio::detached);
@@ -152,6 +163,10 @@ asio::awaitable<void> Connection::run() {
                 log_info("conn ", id, " ", transport->peer(), ": framing violation");
             close(r.status() == NtStatus::ConnectionDisconnected ? "peer disconnected"
                                                                  : "bad frame");
+            break;
+        }
+        if (server.draining()) {
+            co_await finish_for_stop();
             break;
         }
         note_activity();

@@ -44,6 +44,9 @@ class Connection final : public ConnectionState, public std::enable_shared_from_
     // One log line per request on this connection whatever the log level (daxsmbd-admin
     // debug-connection); at "log level = 3" every connection has them.
     std::atomic<bool> trace_requests{false};
+    // Bytes of the requests in processing (not those parked asynchronously); on its loop only.
+    // Server::drain waits for every connection's to reach 0.
+    uint64_t bytes_in_processing() const { return bytes_in_flight_; }
 
     void release_channel(uint64_t session_id) override;
     asio::awaitable<Status> go_async(RequestContext& ctx) override;
@@ -107,6 +110,8 @@ class Connection final : public ConnectionState, public std::enable_shared_from_
     // Abuse limit "max bytes in flight per connection": the reader waits here, before reading
     // the next frame, while the frames in processing weigh that much or more.
     asio::awaitable<void> wait_for_room();
+    // A frame read while the server drains: wait for the requests in processing, then close.
+    asio::awaitable<void> finish_for_stop();
     void note_in_flight(uint64_t bytes);
     void add_weight(FrameState& fs, uint64_t bytes);
     void release_weight(FrameState& fs);

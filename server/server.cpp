@@ -160,12 +160,14 @@ bool Server::setup_dax(Share& s, std::string* error) {
 }
 
 std::shared_ptr<Share> Server::find_share(std::string_view name) const {
+    std::lock_guard lk(shares_mu_);
     for (auto& s : shares_)
         if (iequals(s->config.name, name)) return s;
     return nullptr;
 }
 
 std::vector<std::shared_ptr<Share>> Server::shares() const {
+    std::lock_guard lk(shares_mu_);
     return shares_;
 }
 
@@ -193,6 +195,36 @@ std::optional<auth::UserRecord> Server::find_user(std::string_view name) {
     auto* r = users_->find(name);
     if (!r) return std::nullopt;
     return *r;
+}
+
+// A share as configured: its root opened (as the daemon), DAX decided, the block path's
+// polling checked. Null with a message when the share cannot be served.
+std::shared_ptr<Share> Server::open_share(const ShareConfig& sc, std::string* error) {
+    auto s = std::make_shared<Share>();
+    s->config = sc;
+    vfs::ShareOptions so{sc.case_sensitive, {}};
+    // The journal of a continuously available share lives in its root, out of clients' sight.
+    if (sc.continuous_availability) so.reserved_root_name = kServerStateDirectory;
+    auto root = vfs::ShareRoot::open(sc.path, so);
+    if (!root) {
+        *error = "share [" + sc.name + "]: cannot open path " + sc.path + ": " +
+                 std::string(status_name(root.status()));
+        return nullptr;
+    }
+    s->root = std::make_shared<vfs::ShareRoot>(std::move(*root));
+    if (!setup_dax(*s, error)) return nullptr;
+    // Block path options (server/io/block_path.h): polling needs O_DIRECT and a device with
+    // poll queues; otherwise say so once and complete by interrupt.
+    if (sc.io_poll && !sc.direct_io) {
+        log_info("share [", sc.name, "]: io poll = yes needs direct io = yes; not polling");
+    } else if (sc.io_poll) {
+        std::string why;
+        s->io_poll_usable = io::device_has_poll_queues(sc.path, &why);
+        if (!s->io_poll_usable)
+            log_info("share [", sc.name, "]: io poll = yes, but ", why,
+                     "; completing by interrupt");
+    }
+    return s;
 }
 
 bool Server::start(std::string* error) {
@@ -223,30 +255,8 @@ bool Server::start(std::string* error) {
     ipc->is_ipc = true;
     shares_.push_back(ipc);
     for (auto& sc : config_.shares) {
-        auto s = std::make_shared<Share>();
-        s->config = sc;
-        vfs::ShareOptions so{sc.case_sensitive, {}};
-        // The journal of a continuously available share lives in its root, out of clients' sight.
-        if (sc.continuous_availability) so.reserved_root_name = kServerStateDirectory;
-        auto root = vfs::ShareRoot::open(sc.path, so);
-        if (!root) {
-            *error = "share [" + sc.name + "]: cannot open path " + sc.path + ": " +
-                     std::string(status_name(root.status()));
-            return false;
-        }
-        s->root = std::make_shared<vfs::ShareRoot>(std::move(*root));
-        if (!setup_dax(*s, error)) return false;
-        // Block path options (server/io/block_path.h): polling needs O_DIRECT and a device
-        // with poll queues; otherwise say so once and complete by interrupt.
-        if (sc.io_poll && !sc.direct_io) {
-            log_info("share [", sc.name, "]: io poll = yes needs direct io = yes; not polling");
-        } else if (sc.io_poll) {
-            std::string why;
-            s->io_poll_usable = io::device_has_poll_queues(sc.path, &why);
-            if (!s->io_poll_usable)
-                log_info("share [", sc.name, "]: io poll = yes, but ", why,
-                         "; completing by interrupt");
-        }
+        auto s = open_share(sc, error);
+        if (!s) return false;
         shares_.push_back(std::move(s));
     }
 
@@ -268,6 +278,8 @@ bool Server::start(std::string* error) {
         eo.sqpoll = eo.sqpoll || sh->config.io_sqpoll;
         eo.iopoll = eo.iopoll || sh->io_poll_usable;
     }
+    engine_sqpoll_ = eo.sqpoll;
+    engine_iopoll_ = eo.iopoll;
     for (unsigned i = 0; i < n; ++i) {
         engines_.push_back(std::make_unique<io::Engine>(loops_[i]->get_executor(), eo));
         // Every loop's SQPOLL ring shares the first one's kernel thread.

@@ -11,6 +11,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,7 @@
 #include "server/log_rate_limit.h"
 #include "server/logon_throttle.h"
 #include "server/metrics/registry.h"
+#include "server/reload_plan.h"
 #include "server/smbd_transport.h"
 #include "server/state/file_table.h"
 #include "server/state/lock_table.h"
@@ -92,6 +94,20 @@ class Server {
     // Runs the event loops on their threads and blocks until stop().
     void run();
     void stop();
+    // A graceful stop's first part (SIGTERM): no new connections, no new requests (a frame read
+    // from now on closes its connection unanswered), the requests in processing finish and are
+    // answered, for at most `bound`; then every share's file system is synced (syncfs), so
+    // that what was acknowledged is on disk. stop() ends the rest.
+    struct DrainResult {
+        size_t busy_connections = 0;  // connections with requests in processing at the start
+        size_t still_busy = 0;        // ... when `bound` ran out
+        std::chrono::milliseconds took{0};
+    };
+    DrainResult drain(std::chrono::milliseconds bound);
+    bool draining() const { return draining_.load(std::memory_order_acquire); }
+    // Every event loop ran a posted no-op within `within` (none is stuck in a handler or a
+    // system call): what the systemd watchdog keep-alive (WATCHDOG=1) stands for.
+    bool loops_responsive(std::chrono::milliseconds within);
     // Port actually bound for the first listener (tests bind port 0).
     uint16_t bound_port() const { return bound_port_; }
 
@@ -176,6 +192,15 @@ class Server {
     // daxsmbd-admin debug-connection: one log line per request of connection `id` (on) or only
     // at "log level = 3" again (off). False when there is no such connection.
     bool trace_connection(uint64_t id, bool on);
+    // Applies a configuration read anew (SIGHUP, daxsmbd-admin reload; server/reload.cpp) as
+    // server/reload_plan.h says: every added or changed share is opened first, and if one
+    // cannot be, nothing changes. One reload at a time.
+    ReloadOutcome reload(const Config& next);
+    // Ends every tree connect of share `name` (case-insensitive) with its opens, as a
+    // TREE_DISCONNECT would: the clients' next requests on them get STATUS_NETWORK_NAME_DELETED
+    // (MS-SMB2 3.3.5.2.11). For a share that is removed or no longer served here. Returns
+    // how many tree connects ended.
+    size_t end_share_trees(std::string_view name);
     // Arms the expiry of a disconnected durable open (OpenTable::disconnect_durable).
     void keep_disconnected(const std::shared_ptr<Open>& open);
     BackpressureStats& backpressure() { return backpressure_; }
@@ -211,12 +236,22 @@ class Server {
     void schedule_dax_sweep();
     void reload_users_if_changed();
     bool setup_dax(Share& share, std::string* error);
+    std::shared_ptr<Share> open_share(const ShareConfig& sc, std::string* error);
+    // Server::reload: opens what the plan adds or changes and swaps it in.
+    bool open_reloaded_shares(const ReloadPlan& plan, std::vector<std::shared_ptr<Share>>& out,
+                              std::string* error);
 
     Config config_;
     Limits limits_;
     protocol::Guid guid_{};
     uint64_t start_time_ = 0;
+    // IPC$ first, then the configured shares; replaced by reload() (under shares_mu_).
+    mutable std::mutex shares_mu_;
     std::vector<std::shared_ptr<Share>> shares_;
+    std::mutex reload_mu_;  // one reload() at a time
+    // The io_uring rings every engine has (set up at start from the shares' options).
+    bool engine_sqpoll_ = false;
+    bool engine_iopoll_ = false;
 
     std::vector<std::unique_ptr<asio::io_context>> loops_;
     // One io_uring engine per loop (server/io), destroyed before the loops (declared after).
@@ -235,6 +270,7 @@ class Server {
     asio::thread_pool pool_{4};
     uint16_t bound_port_ = 0;
     bool has_persistent_handles_ = false;
+    std::atomic<bool> draining_{false};
     mutable std::mutex rdma_mu_;
     std::vector<std::pair<std::string, uint64_t>> rdma_addresses_;
 

@@ -26,7 +26,7 @@ std::optional<uint64_t> parse_id(std::string_view s) {
 
 }  // namespace
 
-std::vector<Command> server_commands(Server& server) {
+std::vector<Command> server_commands(Server& server, std::function<Reply()> reload) {
     std::vector<Command> commands;
     commands.push_back({"status", 0, 0, "status", [&server](const std::vector<std::string>&) {
                             return Reply{true, format_status(collect_status(server))};
@@ -50,6 +50,9 @@ std::vector<Command> server_commands(Server& server) {
                  return Reply{false, "no connection " + args[0]};
              return Reply{true, "connection " + args[0] + ": request lines " + args[1] + "\n"};
          }});
+    if (reload)
+        commands.push_back({"reload", 0, 0, "reload",
+                            [reload](const std::vector<std::string>&) { return reload(); }});
     return commands;
 }
 

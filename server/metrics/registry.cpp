@@ -1,6 +1,7 @@
 #include "server/metrics/registry.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace daxsmbd::server::metrics {
 
@@ -69,30 +70,62 @@ void StatusTable::collect(std::vector<Entry>& out) const {
 }
 
 void Registry::configure(size_t loops, std::vector<std::string> share_names) {
+    std::lock_guard lk(names_mu_);
     share_names_ = std::move(share_names);
+    retired_.assign(share_names_.size(), false);
+    capacity_ = share_names_.size() + kReloadShareSlots;
     shards_.clear();
     for (size_t i = 0; i < loops; ++i)
-        shards_.push_back(std::make_unique<LoopShard>(share_names_.size()));
+        shards_.push_back(std::make_unique<LoopShard>(capacity_));
+}
+
+size_t Registry::share_slot(std::string_view name) {
+    std::lock_guard lk(names_mu_);
+    for (size_t i = 0; i < share_names_.size(); ++i)
+        if (share_names_[i].size() == name.size() &&
+            std::equal(name.begin(), name.end(), share_names_[i].begin(), [](char a, char b) {
+                return std::tolower(uint8_t(a)) == std::tolower(uint8_t(b));
+            })) {
+            share_names_[i] = std::string(name);
+            retired_[i] = false;
+            return i;
+        }
+    if (share_names_.size() >= capacity_) return SIZE_MAX;
+    share_names_.emplace_back(name);
+    retired_.push_back(false);
+    return share_names_.size() - 1;
+}
+
+void Registry::retire_share(size_t index) {
+    std::lock_guard lk(names_mu_);
+    if (index < retired_.size()) retired_[index] = true;
 }
 
 Snapshot Registry::snapshot() const {
     Snapshot out;
-    out.shares.resize(share_names_.size());
-    for (size_t i = 0; i < share_names_.size(); ++i)
-        out.shares[i].name = share_names_[i];
+    std::vector<size_t> live;  // slot indexes in the snapshot, in slot order
+    {
+        std::lock_guard lk(names_mu_);
+        for (size_t i = 0; i < share_names_.size(); ++i)
+            if (!retired_[i]) {
+                live.push_back(i);
+                out.shares.emplace_back().name = share_names_[i];
+            }
+    }
     std::vector<StatusTable::Entry> all;
     for (const auto& sh : shards_) {
         for (size_t c = 0; c < protocol::kCommandCount; ++c)
             out.requests[c].add(sh->request_latency[c]);
         sh->statuses.collect(all);
         out.failures_untracked += sh->statuses.untracked();
-        for (size_t s = 0; s < sh->shares_n; ++s)
+        for (size_t j = 0; j < live.size(); ++j) {
+            const ShareIo& io = sh->shares[live[j]];
             for (size_t d = 0; d < kIoDirections; ++d)
                 for (size_t p = 0; p < kIoPaths; ++p) {
-                    out.shares[s].latency[d][p].add(sh->shares[s].latency[d][p]);
-                    out.shares[s].bytes[d][p] +=
-                        sh->shares[s].bytes[d][p].load(std::memory_order_relaxed);
+                    out.shares[j].latency[d][p].add(io.latency[d][p]);
+                    out.shares[j].bytes[d][p] += io.bytes[d][p].load(std::memory_order_relaxed);
                 }
+        }
     }
     // The same pair from several shards becomes one entry.
     std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {

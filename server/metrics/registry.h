@@ -11,7 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/header.h"
@@ -134,15 +136,29 @@ struct Snapshot {
 
 class Registry {
   public:
-    // Made before the loops run: one shard per loop, one slot per share (by index).
+    // Slots for shares that a configuration reload adds, beyond those configured at start.
+    static constexpr size_t kReloadShareSlots = 256;
+
+    // Made before the loops run: one shard per loop, one slot per share (by index), and
+    // kReloadShareSlots spare slots.
     void configure(size_t loops, std::vector<std::string> share_names);
     LoopShard& shard(size_t loop) { return *shards_[loop]; }
     size_t loop_count() const { return shards_.size(); }
     Snapshot snapshot() const;
 
+    // The slot of share `name` (a reload added or replaced it): the one it had, if any (a
+    // changed or re-added share's counters go on), else a spare one; SIZE_MAX when none is
+    // left. The share appears in snapshots from now on.
+    size_t share_slot(std::string_view name);
+    // Share `index` was removed: snapshots leave it out (its counts are kept for a re-add).
+    void retire_share(size_t index);
+
   private:
     std::vector<std::unique_ptr<LoopShard>> shards_;
+    size_t capacity_ = 0;
+    mutable std::mutex names_mu_;  // the names and `retired_` (a reload, a scrape)
     std::vector<std::string> share_names_;
+    std::vector<bool> retired_;
 };
 
 }  // namespace daxsmbd::server::metrics

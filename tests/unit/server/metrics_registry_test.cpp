@@ -141,3 +141,45 @@ TEST(MetricsRegistry, ConcurrentWritersLoseNothing) {
 
 }  // namespace
 }  // namespace daxsmbd::server::metrics
+
+namespace daxsmbd::server::metrics {
+namespace {
+
+std::vector<std::string> names_of(const Snapshot& s) {
+    std::vector<std::string> out;
+    for (const auto& sh : s.shares)
+        out.push_back(sh.name);
+    return out;
+}
+
+TEST(MetricsShareSlots, ReloadedSharesGetSlotsAndRemovedOnesLeaveTheSnapshot) {
+    Registry r;
+    r.configure(2, {"IPC$", "data"});
+    const size_t extra = r.share_slot("extra");
+    EXPECT_EQ(extra, 2u);
+    EXPECT_EQ(r.share_slot("DATA"), 1u);  // a changed share keeps its slot (case-insensitive)
+    r.shard(1).share_io(extra, IoDirection::Write, IoPath::Block, 4096, 1000);
+    EXPECT_EQ(names_of(r.snapshot()), (std::vector<std::string>{"IPC$", "DATA", "extra"}));
+
+    r.retire_share(1);
+    auto s = r.snapshot();
+    ASSERT_EQ(names_of(s), (std::vector<std::string>{"IPC$", "extra"}));
+    EXPECT_EQ(s.shares[1].bytes[size_t(IoDirection::Write)][size_t(IoPath::Block)], 4096u);
+
+    // Re-added: the same slot, its counters where they were.
+    EXPECT_EQ(r.share_slot("data"), 1u);
+    EXPECT_EQ(r.snapshot().shares.size(), 3u);
+}
+
+TEST(MetricsShareSlots, SpareSlotsRunOut) {
+    Registry r;
+    r.configure(1, {"IPC$"});
+    for (size_t i = 0; i < Registry::kReloadShareSlots; ++i)
+        ASSERT_EQ(r.share_slot("s" + std::to_string(i)), i + 1);
+    EXPECT_EQ(r.share_slot("one-too-many"), SIZE_MAX);
+    // Past the slots the share's I/O is dropped, not written out of bounds.
+    r.shard(0).share_io(SIZE_MAX, IoDirection::Read, IoPath::Dax, 1, 1);
+}
+
+}  // namespace
+}  // namespace daxsmbd::server::metrics
