@@ -444,6 +444,10 @@ const GlobalKey kGlobalKeys[] =
              st.cfg.global.log_level = std::min(level, 3u);
              return std::nullopt;
          }},
+        {"devicehealthinterval",
+         [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+             return set_uint(st.cfg.global.device_health_interval_s, key, v, 0, 86400);
+         }},
         {"metricsaddress",
          [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
              std::string host;

@@ -120,6 +120,9 @@ struct GlobalConfig {
     std::string guest_account = "nobody";
     // "metrics address": IP:port of the Prometheus endpoint (GET /metrics); empty = off.
     std::string metrics_address;
+    // "device health interval": seconds between reads of the shares' NVMe SMART / Health logs
+    // (server/health); 0 = never read.
+    unsigned device_health_interval_s = 60;
     // "control socket": the Unix socket daxsmbd-admin status/close-session talk to (root only);
     // empty = none.
     std::string control_socket = "/run/daxsmbd/control";

@@ -112,6 +112,28 @@ static std::thread start_watchdog(Server& server, const std::atomic<bool>& stopp
     });
 }
 
+// SIGUSR1: the proof that DAX served I/O (README "DAX") and that SMB Direct moved data by RDMA
+// (README "SMB Direct").
+static void log_counters(Server& server) {
+    log_info(server.dax_maps.stats().snapshot().to_string());
+    if (server.config().global.transport_rdma)
+        log_info(smbd_stats_line(server.smbd_counters, server.rdma_memory));
+}
+
+// SIGINT/SIGTERM: the requests in processing finish (bounded), the shares are synced, then the
+// loops stop.
+static void stop_gracefully(Server& server) {
+    const auto d = server.drain(kStopDrainBound);
+    if (d.still_busy > 0)
+        log_error("stop: ", d.still_busy, " of ", d.busy_connections,
+                  " connections still had requests in processing after ", d.took.count(),
+                  " ms; stopping anyway");
+    else
+        log_info("stop: the requests in processing on ", d.busy_connections,
+                 " connections finished in ", d.took.count(), " ms; shares synced");
+    server.stop();
+}
+
 // daxsmbd-admin status/close-session/reload. Without it the daemon still serves SMB: a second
 // daemon on the same socket path (tests, a mistake) only loses its administration.
 static std::unique_ptr<control::ControlSocket> start_control_socket(
@@ -227,26 +249,14 @@ int main(int argc, char** argv) {
                 continue;
             }
             if (sig == SIGUSR1) {
-                // The proof that DAX served I/O (README "DAX").
-                log_info(server.dax_maps.stats().snapshot().to_string());
-                // The proof that SMB Direct moved data by RDMA (README "SMB Direct").
-                if (server.config().global.transport_rdma)
-                    log_info(smbd_stats_line(server.smbd_counters, server.rdma_memory));
+                log_counters(server);
                 continue;
             }
             log_info("signal ", sig, ": stopping");
             stopping.store(true);
             sd_notify_send("STOPPING=1");
             control_socket.reset();
-            const auto d = server.drain(kStopDrainBound);
-            if (d.still_busy > 0)
-                log_error("stop: ", d.still_busy, " of ", d.busy_connections,
-                          " connections still had requests in processing after ", d.took.count(),
-                          " ms; stopping anyway");
-            else
-                log_info("stop: the requests in processing on ", d.busy_connections,
-                         " connections finished in ", d.took.count(), " ms; shares synced");
-            server.stop();
+            stop_gracefully(server);
             return;
         }
     });

@@ -114,6 +114,7 @@ ReloadOutcome Server::reload(const Config& next) {
         outcome.lines.push_back("share [" + name + "] removed (" + std::to_string(trees) +
                                 " tree connects ended)");
     }
+    if (!fresh.empty() || !plan.removed.empty()) device_health.set_shares(share_paths());
     if (plan.log_level) {
         outcome.lines.push_back("log level " + std::to_string(g_log_level) + " -> " +
                                 std::to_string(*plan.log_level));

@@ -82,6 +82,7 @@ Server::Server(Config config)
 
 Server::~Server() {
     metrics_endpoint_.reset();
+    device_health.stop();
     // Persistent handles outlive the server: closing them on the way down forgets nothing.
     for (auto& s : shares_)
         if (s->journal) s->journal->freeze();
@@ -169,6 +170,13 @@ std::shared_ptr<Share> Server::find_share(std::string_view name) const {
 std::vector<std::shared_ptr<Share>> Server::shares() const {
     std::lock_guard lk(shares_mu_);
     return shares_;
+}
+
+std::vector<std::pair<std::string, std::string>> Server::share_paths() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& s : shares())
+        if (!s->is_ipc) out.emplace_back(s->config.name, s->config.path);
+    return out;
 }
 
 void Server::reload_users_if_changed() {
@@ -297,6 +305,9 @@ bool Server::start(std::string* error) {
 
     if (!open_persistent_handles(error)) return false;
     if (!open_listeners(error)) return false;
+    device_health.set_shares(share_paths());
+    if (config_.global.device_health_interval_s > 0)
+        device_health.start(std::chrono::seconds(config_.global.device_health_interval_s));
     if (!config_.global.metrics_address.empty()) {
         metrics_endpoint_ = metrics::HttpEndpoint::start(
             config_.global.metrics_address, [this] { return metrics_text(); }, error);
@@ -422,7 +433,8 @@ void Server::admit_connection(std::unique_ptr<Transport> t, size_t loop) {
     auto conn = std::make_shared<Connection>(*this, loops_[loop]->get_executor(), std::move(t),
                                              next_connection_id_++);
     conn->io_engine = engines_[loop].get();
-    conn->metrics_shard = &metrics.shard(loop);
+    // Without "metrics address" nobody reads the counters: the request path skips them.
+    if (metrics_endpoint_) conn->metrics_shard = &metrics.shard(loop);
     connections_accepted_.fetch_add(1, std::memory_order_relaxed);
     {
         std::lock_guard lk(conn_mu_);

@@ -26,6 +26,7 @@
 #include "server/buffer_pool.h"
 #include "server/cluster/share_ownership.h"
 #include "server/config.h"
+#include "server/health/device_health.h"
 #include "server/log_rate_limit.h"
 #include "server/logon_throttle.h"
 #include "server/metrics/registry.h"
@@ -119,6 +120,8 @@ class Server {
 
     std::shared_ptr<Share> find_share(std::string_view name) const;  // case-insensitive
     std::vector<std::shared_ptr<Share>> shares() const;
+    // {name, path} of every share but IPC$.
+    std::vector<std::pair<std::string, std::string>> share_paths() const;
 
     // Current user record (the database is re-read when its file changes, so
     // daxsmbd-admin changes apply without a restart).
@@ -206,6 +209,8 @@ class Server {
     BackpressureStats& backpressure() { return backpressure_; }
     // The request and I/O metrics, one shard per event loop (server/metrics/registry.h).
     metrics::Registry metrics;
+    // The health of the shares' block devices ("device health interval"; server/health).
+    health::DeviceHealthMonitor device_health;
     // What GET /metrics answers (server/metrics/server_metrics.cpp): the registry merged, and
     // the server's gauges and counters read at this moment.
     std::string metrics_text();

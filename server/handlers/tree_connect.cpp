@@ -40,8 +40,8 @@ Result<std::optional<auth::AccessToken>> remoting_token(RequestContext& ctx,
     const Session& s = *ctx.session;
     if (s.is_anonymous || s.is_guest ||
         !listed_user(share.config.identity_remoting_principals, s.user)) {
-        ctx.conn.log.info("user ", s.user, " may not remote an identity on [", share.config.name,
-                          "] (not in 'identity remoting principals')");
+        ctx.conn.log.refusal("user ", s.user, " may not remote an identity on [", share.config.name,
+                             "] (not in 'identity remoting principals')");
         return Error(NtStatus::AccessDenied);
     }
     DAX_TRY(auto token, remoted_token(*remoted));
@@ -85,7 +85,8 @@ std::optional<NtStatus> refuse_unowned(RequestContext& ctx, const TreeConnectReq
     if (serving == cluster::ShareServing::OwnedBySelf) return std::nullopt;
     if (serving == cluster::ShareServing::Unknown) {
         ++ownership.refusals.unknown;
-        ctx.conn.log.info("[", share.config.name, "] is a scale-out share without a known owner");
+        ctx.conn.log.refusal("[", share.config.name,
+                             "] is a scale-out share without a known owner");
         return NtStatus::BadNetworkName;
     }
     // Flags is 0 here below 3.1.1 (reserved there, TreeConnectRequest::parse).
@@ -96,18 +97,18 @@ std::optional<NtStatus> refuse_unowned(RequestContext& ctx, const TreeConnectReq
     redirect.resource_name = req.path;
     if (!asked || redirect.ip_addresses.empty()) {
         ++ownership.refusals.plain;
-        ctx.conn.log.info("[", share.config.name, "] is owned by node ", owner->node, " (epoch ",
-                          owner->epoch, "); ",
-                          asked ? "no address to redirect to" : "no redirect asked for");
+        ctx.conn.log.refusal("[", share.config.name, "] is owned by node ", owner->node, " (epoch ",
+                             owner->epoch, "); ",
+                             asked ? "no address to redirect to" : "no redirect asked for");
         return NtStatus::BadNetworkName;
     }
     auto e = make_share_redirect_error(redirect);
     ctx.error_data = std::move(e.error_data);
     ctx.error_context_count = e.error_context_count;
     ++ownership.refusals.redirected;
-    ctx.conn.log.info("[", share.config.name, "] is owned by node ", owner->node, " (epoch ",
-                      owner->epoch, "): redirected to ", redirect.ip_addresses.size(),
-                      " address(es)");
+    ctx.conn.log.refusal("[", share.config.name, "] is owned by node ", owner->node, " (epoch ",
+                         owner->epoch, "): redirected to ", redirect.ip_addresses.size(),
+                         " address(es)");
     return NtStatus::BadNetworkName;
 }
 
@@ -153,12 +154,12 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     // Anonymous and guest sessions (only possible with 'map to guest = bad user') reach IPC$ and
     // the shares marked 'guest ok', nothing else.
     if (!share->is_ipc && (s.is_anonymous || s.is_guest) && !share->config.guest_ok) {
-        conn.log.info("", s.is_anonymous ? "anonymous" : "guest", " session refused on [",
-                      share->config.name, "] (not 'guest ok')");
+        conn.log.refusal("", s.is_anonymous ? "anonymous" : "guest", " session refused on [",
+                         share->config.name, "] (not 'guest ok')");
         co_return NtStatus::AccessDenied;
     }
     if (!share->is_ipc && !user_allowed(share->config, s)) {
-        conn.log.info("user ", s.user, " not in valid users of [", share->config.name, "]");
+        conn.log.refusal("user ", s.user, " not in valid users of [", share->config.name, "]");
         co_return NtStatus::AccessDenied;
     }
 
@@ -174,8 +175,8 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
     const EncryptPolicy policy = share->config.encrypt.value_or(g.encrypt);
     const bool can_encrypt = ctx.channel_encryption != nullptr && g.encrypt != EncryptPolicy::Off;
     if (policy == EncryptPolicy::Required && !can_encrypt) {
-        conn.log.info("[", share->config.name,
-                      "] requires encryption and this session cannot encrypt");
+        conn.log.refusal("[", share->config.name,
+                         "] requires encryption and this session cannot encrypt");
         co_return NtStatus::AccessDenied;
     }
 
@@ -194,8 +195,8 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
         // Abuse limit "max tree connects per session" (MS-SMB2 3.3.5.7 sets no number); the
         // session and its other trees go on working.
         if (const size_t max = conn.server.limits().max_trees_per_session; s.trees.size() >= max) {
-            conn.log.info("limit 'max tree connects per session' (", max, ") reached; [",
-                          share->config.name, "] refused");
+            conn.log.refusal("limit 'max tree connects per session' (", max, ") reached; [",
+                             share->config.name, "] refused");
             co_return NtStatus::InsufficientResources;
         }
         do {

@@ -63,8 +63,23 @@ void write_sessions(metrics::ExpositionWriter& w, Server& s) {
                      "\",encryption=\"" + (encryption ? "yes" : "no") + "\"",
                  n);
     }
+    uint64_t channels = 0;
+    for (const auto& x : s.sessions.all())
+        if (x->state.load() == Session::State::Valid) channels += x->channel_count();
+    w.family("daxsmbd_session_channels", "gauge",
+             "Channels of the authenticated sessions: connections bound to them (multichannel "
+             "makes it more than the sessions).");
+    w.sample("daxsmbd_session_channels", "", channels);
     w.family("daxsmbd_opens", "gauge", "Open files and directories (durable ones included).");
     w.sample("daxsmbd_opens", "", s.opens.size());
+    const auto locks = s.locks.totals();
+    w.family("daxsmbd_byte_range_locks", "gauge", "Byte-range locks held (LOCK).");
+    w.sample("daxsmbd_byte_range_locks", "", locks.locks);
+    w.family("daxsmbd_lock_waiters", "gauge",
+             "Blocking LOCK requests waiting for a conflicting lock to go.");
+    w.sample("daxsmbd_lock_waiters", "", locks.waiters);
+    w.family("daxsmbd_leases", "gauge", "Leases granted (file and directory, by lease key).");
+    w.sample("daxsmbd_leases", "", s.files.lease_count());
     w.family("daxsmbd_logon_failures_total", "counter",
              "Failed SESSION_SETUP authentications (wrong password, unknown user, ...).");
     w.sample("daxsmbd_logon_failures_total", "", s.logon_throttle().failures_total());
@@ -139,6 +154,77 @@ void write_io_uring(metrics::ExpositionWriter& w, Server& s) {
 
 }  // namespace
 
+// The shares' block devices and, for NVMe, their SMART / Health log (server/health), as last
+// read by the monitor's thread: a scrape never waits for a device.
+void write_device_health(metrics::ExpositionWriter& w, Server& s) {
+    const auto devices = s.device_health.snapshot();
+    w.family("daxsmbd_share_device_info", "gauge",
+             "The block device under each share (1 per share and device; nvme=yes when its "
+             "SMART / Health log is read).");
+    for (const auto& d : devices)
+        for (const auto& share : d.shares)
+            w.sample("daxsmbd_share_device_info",
+                     "share=\"" + metrics::escape_label_value(share) + "\",device=\"" +
+                         metrics::escape_label_value(d.device.name) + "\",nvme=\"" +
+                         (d.device.nvme ? "yes" : "no") + "\"",
+                     1);
+    struct Field {
+        const char* name;
+        const char* type;
+        const char* help;
+        uint64_t (*get)(const health::SmartLog&);
+    };
+    static const Field kFields[] = {
+        {"daxsmbd_nvme_critical_warning", "gauge",
+         "NVMe Critical Warning bits (0 spare, 1 temperature, 2 reliability, 3 read-only, 4 "
+         "volatile backup, 5 PMR read-only); 0 is healthy.",
+         [](const health::SmartLog& l) -> uint64_t { return l.critical_warning; }},
+        {"daxsmbd_nvme_temperature_kelvin", "gauge", "NVMe Composite Temperature (kelvin).",
+         [](const health::SmartLog& l) -> uint64_t { return l.temperature_kelvin; }},
+        {"daxsmbd_nvme_available_spare_percent", "gauge", "NVMe Available Spare (percent).",
+         [](const health::SmartLog& l) -> uint64_t { return l.available_spare; }},
+        {"daxsmbd_nvme_available_spare_threshold_percent", "gauge",
+         "NVMe Available Spare Threshold (percent; 0 when the device has none).",
+         [](const health::SmartLog& l) -> uint64_t { return l.available_spare_threshold; }},
+        {"daxsmbd_nvme_percentage_used", "gauge",
+         "NVMe Percentage Used of the device's life estimate (may exceed 100).",
+         [](const health::SmartLog& l) -> uint64_t { return l.percentage_used; }},
+        {"daxsmbd_nvme_data_units_read_total", "counter",
+         "NVMe Data Units Read (thousands of 512-byte units).",
+         [](const health::SmartLog& l) { return l.data_units_read; }},
+        {"daxsmbd_nvme_data_units_written_total", "counter",
+         "NVMe Data Units Written (thousands of 512-byte units).",
+         [](const health::SmartLog& l) { return l.data_units_written; }},
+        {"daxsmbd_nvme_host_read_commands_total", "counter", "NVMe Host Read Commands.",
+         [](const health::SmartLog& l) { return l.host_read_commands; }},
+        {"daxsmbd_nvme_host_write_commands_total", "counter", "NVMe Host Write Commands.",
+         [](const health::SmartLog& l) { return l.host_write_commands; }},
+        {"daxsmbd_nvme_media_errors_total", "counter", "NVMe Media and Data Integrity Errors.",
+         [](const health::SmartLog& l) { return l.media_errors; }},
+        {"daxsmbd_nvme_unsafe_shutdowns_total", "counter", "NVMe Unsafe Shutdowns.",
+         [](const health::SmartLog& l) { return l.unsafe_shutdowns; }},
+        {"daxsmbd_nvme_error_log_entries_total", "counter",
+         "NVMe Number of Error Information Log Entries.",
+         [](const health::SmartLog& l) { return l.error_log_entries; }},
+        {"daxsmbd_nvme_power_on_hours_total", "counter", "NVMe Power On Hours.",
+         [](const health::SmartLog& l) { return l.power_on_hours; }},
+    };
+    for (const auto& f : kFields) {
+        w.family(f.name, f.type, f.help);
+        for (const auto& d : devices)
+            if (d.smart)
+                w.sample(f.name, "device=\"" + metrics::escape_label_value(d.device.name) + "\"",
+                         f.get(*d.smart));
+    }
+    w.family("daxsmbd_nvme_health_read_failures_total", "counter",
+             "Reads of an NVMe device's SMART / Health log that failed.");
+    for (const auto& d : devices)
+        if (d.device.nvme)
+            w.sample("daxsmbd_nvme_health_read_failures_total",
+                     "device=\"" + metrics::escape_label_value(d.device.name) + "\"",
+                     d.read_failures);
+}
+
 std::string Server::metrics_text() {
     metrics::ExpositionWriter w;
     metrics::write_snapshot(w, metrics.snapshot());
@@ -146,6 +232,7 @@ std::string Server::metrics_text() {
     write_sessions(w, *this);
     write_dax(w, *this);
     write_io_uring(w, *this);
+    write_device_health(w, *this);
     return w.take();
 }
 

@@ -222,6 +222,16 @@ size_t LockTable::lock_count(const FileKey& key) const {
     return it == files_.end() ? 0 : it->second.locks.size();
 }
 
+LockTable::Totals LockTable::totals() const {
+    std::lock_guard lk(mu_);
+    Totals t;
+    for (const auto& [key, f] : files_) {
+        t.locks += f.locks.size();
+        t.waiters += f.waiters.size();
+    }
+    return t;
+}
+
 size_t LockTable::waiter_count(const FileKey& key) const {
     std::lock_guard lk(mu_);
     auto it = files_.find(key);

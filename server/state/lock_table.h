@@ -132,6 +132,12 @@ class LockTable {
 
     // For tests and diagnostics.
     size_t lock_count(const FileKey& key) const;
+    // Every file's locks and waiting LOCK requests summed (metrics; walks the table).
+    struct Totals {
+        size_t locks = 0;
+        size_t waiters = 0;
+    };
+    Totals totals() const;
     size_t waiter_count(const FileKey& key) const;
 
   private:

@@ -150,6 +150,12 @@ TEST(E2eMetrics, KnownTrafficShowsInTheScrape) {
         ASSERT_STATUS(r, NtStatus::Success);
         ASSERT_EQ(r.body.data.size(), kReadSize);
     }
+    // Two byte-range locks held until the scrape.
+    LockRequest lr;
+    lr.file_id = cr.body.file_id;
+    lr.locks = {LockElement{0, 10, lock_flags::kExclusiveLock | lock_flags::kFailImmediately},
+                LockElement{100, 10, lock_flags::kSharedLock | lock_flags::kFailImmediately}};
+    ASSERT_STATUS(c.lock(lr), NtStatus::Success);
 
     const std::string reply = http_get(port, "/metrics");
     ASSERT_EQ(reply.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << reply.substr(0, 200);
@@ -190,6 +196,10 @@ TEST(E2eMetrics, KnownTrafficShowsInTheScrape) {
                           "encryption=\"no\"}"),
               1);
     EXPECT_EQ(s.at("daxsmbd_opens"), 1);
+    EXPECT_EQ(s.at("daxsmbd_byte_range_locks"), 2);
+    EXPECT_EQ(s.at("daxsmbd_lock_waiters"), 0);
+    EXPECT_EQ(s.at("daxsmbd_leases"), 0);  // the open asked for none
+    EXPECT_EQ(s.at("daxsmbd_session_channels"), 1);
     // One per answered command (all but CANCEL and the server-to-client one), and per share
     // (IPC$, data) one per direction and data path.
     EXPECT_EQ(check_histograms(text), int(kCommandCount) - 2 + 2 * 2 * 4);

@@ -539,6 +539,23 @@ void kerberos_user_map_seeds() {
     seed("fuzz_kerberos_user_map", "one", std::string_view("a = x@R\n"));
 }
 
+// SMART / Health log pages (server/health/nvme_health.h): a healthy device as qemu's emulated
+// controller answers (323 K, no spare threshold) and a worn one with warning bits set.
+void nvme_smart_log_seeds() {
+    ByteVector page(512);
+    page[1] = std::byte(323 & 0xFF);
+    page[2] = std::byte(323 >> 8);
+    seed("fuzz_nvme_smart_log", "healthy", page);
+    page[0] = std::byte(0x05);  // spare below threshold, reliability degraded
+    page[3] = std::byte(3);
+    page[4] = std::byte(10);
+    page[5] = std::byte(101);
+    for (size_t off : {32, 48, 64, 80, 160})
+        page[off] = std::byte(0x42);
+    page[63] = std::byte(1);  // a 128-bit counter past 64 bits
+    seed("fuzz_nvme_smart_log", "worn", page);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -564,6 +581,7 @@ int main(int argc, char** argv) {
     smb1_seeds();
     smbdirect_seeds();
     kerberos_user_map_seeds();
+    nvme_smart_log_seeds();
     std::printf("%d seeds written to %s\n", g_written, argv[1]);
     return 0;
 }

@@ -143,6 +143,58 @@ for fs in ext4 xfs; do
     umount /mnt/pmem
 done
 
+# Device health (README "Metrics"): a share on the emulated NVMe disk (run.sh attaches one,
+# NVME_SIZE) has its SMART / Health log in the metrics, and the controller's write counters
+# grow when a client writes.
+metric() { # NAME LABELS: the value of one sample from GET /metrics
+    local body
+    exec 7<>/dev/tcp/127.0.0.1/9922 || return 1
+    printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&7
+    body=$(cat <&7)
+    exec 7>&-
+    grep -F "$1{$2} " <<<"$body" | awk '{print $2}'
+}
+if [ -b /dev/nvme0n1 ]; then
+    echo "== NVMe device health"
+    mkfs.ext4 -q -F /dev/nvme0n1
+    mkdir -p /mnt/nvme
+    mount /dev/nvme0n1 /mnt/nvme
+    mkdir -p /mnt/nvme/share && chmod 777 /mnt/nvme/share
+    if server_start nvme "[global]
+smb ports = $PORT
+interfaces = 127.0.0.1
+user database = /tmp/users.db
+metrics address = 127.0.0.1:9922
+device health interval = 1
+[nvme]
+path = /mnt/nvme/share
+read only = no"; then
+        check "nvme: the share's device is nvme0n1, read as NVMe" \
+            test "$(metric daxsmbd_share_device_info 'share="nvme",device="nvme0n1",nvme="yes"')" = 1
+        check "nvme: no critical warning" \
+            test "$(metric daxsmbd_nvme_critical_warning 'device="nvme0n1"')" = 0
+        t=$(metric daxsmbd_nvme_temperature_kelvin 'device="nvme0n1"')
+        check "nvme: a temperature is reported ($t K)" test "${t:-0}" -gt 200
+        w0=$(metric daxsmbd_nvme_host_write_commands_total 'device="nvme0n1"')
+        u0=$(metric daxsmbd_nvme_data_units_written_total 'device="nvme0n1"')
+        check "nvme: smbclient writes 4 MiB" smb nvme "put /tmp/src/big.bin big.bin"
+        sync
+        sleep 2.5 # two reads of the log at "device health interval = 1"
+        w1=$(metric daxsmbd_nvme_host_write_commands_total 'device="nvme0n1"')
+        u1=$(metric daxsmbd_nvme_data_units_written_total 'device="nvme0n1"')
+        check "nvme: host write commands grew ($w0 -> $w1)" test "${w1:-0}" -gt "${w0:-0}"
+        check "nvme: data units written grew ($u0 -> $u1)" test "${u1:-0}" -gt "${u0:-0}"
+        check "nvme: no failed log reads" \
+            test "$(metric daxsmbd_nvme_health_read_failures_total 'device="nvme0n1"')" = 0
+        server_stop
+    else
+        bad "nvme: server start"
+    fi
+    umount /mnt/nvme
+else
+    bad "nvme: no /dev/nvme0n1 (run.sh attaches it with NVME_SIZE)"
+fi
+
 # dax = on where there is no DAX: the server must refuse to start.
 CONF_BAD="[global]
 smb ports = $PORT

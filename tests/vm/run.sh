@@ -3,7 +3,8 @@
 # else software emulation), three boots:
 #   1. tests/vm/guest_dax.sh: the DAX path on an emulated NVDIMM (/dev/pmem0, fsdax) with ext4 and
 #      xfs mounted -o dax, checked with smbclient and the Linux kernel client, plus the kernel
-#      client on a plain (non-DAX) share;
+#      client on a plain (non-DAX) share, and the device health metrics of a share on an
+#      emulated NVMe disk;
 #   2.+3. tests/vm/durability.sh: crash durability of DAX write-through writes (write, crash,
 #      verify on the same NVDIMM backing file);
 #   4. tests/vm/handles.sh: durable and persistent handles with the kernel client (a 64 MiB
@@ -27,7 +28,7 @@ STAGE=$(mktemp -d /tmp/daxsmbd-vm.XXXXXX)
 vm_stage "$STAGE"
 vlog "staged in $STAGE: $(ls "$STAGE/lib" | wc -l) libraries"
 rc=0
-VM_TIMEOUT=${VM_TIMEOUT:-900} vm_run "$STAGE/guest_dax.sh" "$STAGE" || rc=$?
+NVME_SIZE=${NVME_SIZE:-256M} VM_TIMEOUT=${VM_TIMEOUT:-900} vm_run "$STAGE/guest_dax.sh" "$STAGE" || rc=$?
 if [ "$rc" != 0 ]; then
     vlog "FAILED (exit $rc); guest console: $VM_CONSOLE_LOG"
     for f in "$STAGE"/daxsmbd-*.log; do

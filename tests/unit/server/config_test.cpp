@@ -257,6 +257,26 @@ TEST(Config, ControlSocket) {
         std::string::npos);
 }
 
+TEST(Config, DeviceHealthInterval) {
+    EXPECT_EQ(parse_ok("").global.device_health_interval_s, 60u);
+    EXPECT_EQ(parse_ok("[global]\ndevice health interval = 0\n").global.device_health_interval_s,
+              0u);  // never read
+    EXPECT_NE(parse_err("[global]\ndevice health interval = often\n").find("t.conf:2"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\ndevice health interval = 86401\n"), "");
+}
+
+TEST(Config, GlobalSettingsAreKeptAsWrittenByCanonicalKey) {
+    Config c = parse_ok(
+        "[global]\nSMB Ports = 445 1445\nserver smb encrypt = desired\n"
+        "smb ports = 4455\n");
+    ASSERT_EQ(c.global_settings.count("smbports"), 1u);
+    EXPECT_EQ(c.global_settings["smbports"].key, "smb ports");  // the last setting wins
+    EXPECT_EQ(c.global_settings["smbports"].value, "4455");
+    EXPECT_EQ(c.global_settings["smbports"].line, 4u);
+    EXPECT_EQ(c.global_settings["smbencrypt"].value, "desired");  // the synonym's key
+}
+
 TEST(Config, AioWriteSize) {
     EXPECT_EQ(parse_ok("[s]\npath=/x\n").shares[0].aio_write_size, 64u * 1024);
     Config c = parse_ok("[a]\npath=/x\naio write size = 16k\n[b]\npath=/y\naio write size = 0\n");
@@ -525,6 +545,7 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.global.max_credits, d.max_credits);
     EXPECT_EQ(c.global.guest_account, d.guest_account);
     EXPECT_EQ(c.global.control_socket, d.control_socket);
+    EXPECT_EQ(c.global.device_health_interval_s, d.device_health_interval_s);
     EXPECT_EQ(c.global.admin_users, d.admin_users);
     EXPECT_EQ(c.global.max_connections, d.max_connections);
     EXPECT_EQ(c.global.max_connections_per_address, d.max_connections_per_address);

@@ -110,13 +110,20 @@ TEST(ShareOwnership, ReadersSeeWholeEntriesWhileOneWriterMovesTheShare) {
             }
         });
     }
+    // The readers are reading before the writer starts (on a loaded machine the 2000 updates
+    // could otherwise all be done before any reader thread runs).
+    while (reads.load() < 3)
+        std::this_thread::yield();
+    const uint64_t before = reads.load();
     for (int64_t e = 1; e <= 2000; ++e)
         ASSERT_TRUE(c.update("s", owner_of("n" + std::to_string(e), e, e % 2 == 0)));
+    // ... and go on while it writes: a few more reads after the last update at least.
+    while (reads.load() < before + 3)
+        std::this_thread::yield();
     stop = true;
     for (auto& r : readers)
         r.join();
     EXPECT_FALSE(torn.load());
-    EXPECT_GT(reads.load(), 0u);
     EXPECT_EQ(c.owner("s")->epoch, 2000);
 }
 
