@@ -116,6 +116,17 @@ struct GlobalConfig {
     std::string guest_account = "nobody";
     // "metrics address": IP:port of the Prometheus endpoint (GET /metrics); empty = off.
     std::string metrics_address;
+
+    // Scale-out cluster (server/cluster/cluster_node.h): share ownership kept in etcd.
+    // "cluster etcd endpoints": http:// URLs of etcd's v3 JSON gateway; empty = no cluster.
+    std::vector<std::string> cluster_etcd_endpoints;
+    // "cluster node name": this node's name in etcd (default: the host name).
+    std::string cluster_node_name;
+    // "cluster addresses": ADDR:PORT list published for clients to reach this node (share
+    // redirects); empty = the server's listen addresses.
+    std::vector<std::string> cluster_addresses;
+    unsigned cluster_lease_ttl_s = 10;             // "cluster lease ttl" (seconds, 2..300)
+    std::string cluster_key_prefix = "/daxsmbd/";  // "cluster key prefix"
     // "control socket": the Unix socket daxsmbd-admin status/close-session talk to (root only);
     // empty = none.
     std::string control_socket = "/run/daxsmbd/control";
