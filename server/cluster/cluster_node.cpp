@@ -13,8 +13,10 @@
 #include <boost/json.hpp>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include "server/cluster/etcd_client.h"
+#include "server/config.h"
 #include "server/log.h"
 
 namespace daxsmbd::server::cluster {
@@ -56,6 +58,49 @@ std::optional<OwnerRecord> decode_owner_record(std::string_view text) {
         }
     }
     return r;
+}
+
+ClusterSettings cluster_settings(const Config& config,
+                                 const std::vector<std::string>& listen_addresses) {
+    const GlobalConfig& g = config.global;
+    ClusterSettings s;
+    for (const auto& url : g.cluster_etcd_endpoints)
+        s.endpoints += (s.endpoints.empty() ? "" : ",") + url;
+    s.key_prefix = g.cluster_key_prefix;
+    s.node_name = g.cluster_node_name;
+    s.addresses = g.cluster_addresses.empty() ? listen_addresses : g.cluster_addresses;
+    s.lease_ttl_s = g.cluster_lease_ttl_s;
+    for (const auto& share : config.shares)
+        if (share.scale_out) s.shares.push_back(share.name);
+    return s;
+}
+
+std::string format_status(const ClusterStatus& s) {
+    std::ostringstream out;
+    out << "node " << s.node << ": ";
+    if (s.lease == 0)
+        out << "no lease yet\n";
+    else if (!s.lease_live)
+        out << "lease " << s.lease << " given up, getting a new one\n";
+    else
+        out << "lease " << s.lease << " (ttl " << s.lease_ttl_s << " s), stops serving in "
+            << s.deadline_in_ms << " ms without a keepalive\n";
+    out << "nodes:\n";
+    for (const auto& n : s.nodes) {
+        out << "  " << n.name;
+        for (const auto& a : n.addresses)
+            out << " " << a;
+        out << "\n";
+    }
+    out << "owners:\n";
+    for (const auto& o : s.owners) {
+        out << "  " << o.share << " " << o.node << " epoch " << o.epoch;
+        if (o.is_self) out << " (this node)";
+        for (const auto& a : o.addresses)
+            out << " " << a;
+        out << "\n";
+    }
+    return out.str();
 }
 
 namespace {

@@ -36,6 +36,10 @@
 
 #include "server/cluster/share_ownership.h"
 
+namespace daxsmbd::server {
+struct Config;  // server/config.h
+}
+
 namespace daxsmbd::server::cluster {
 
 struct ClusterSettings {
@@ -81,6 +85,15 @@ struct ClusterStatus {
     int64_t deadline_in_ms = 0;
     std::vector<std::string> owned;  // the shares this node serves now
 };
+
+// This node's settings from the configuration: the [global] cluster keys and the shares with
+// "scale out = yes"; `listen_addresses` ("ADDR:PORT", what the server listens on) stand in for
+// an empty "cluster addresses". Meaningful when "cluster etcd endpoints" is set.
+ClusterSettings cluster_settings(const Config& config,
+                                 const std::vector<std::string>& listen_addresses);
+
+// The text of `daxsmbd-admin cluster status`: this node's lease, the nodes and the owners.
+std::string format_status(const ClusterStatus& s);
 
 class ClusterNode {
   public:

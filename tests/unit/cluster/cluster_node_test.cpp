@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "server/cluster/etcd_client.h"
+#include "server/config.h"
 #include "tests/unit/cluster/etcd_process.h"
 
 namespace daxsmbd::server::cluster {
@@ -287,6 +288,44 @@ TEST_F(ClusterNodeTest, StopReleasesTheSharesAtOnce) {
     }
     EXPECT_FALSE(read_key("/test/nodes/node-a"));
     EXPECT_TRUE(eventually([&] { return b.serving("s1") == ShareServing::OwnedBySelf; }));
+}
+
+TEST(ClusterSettingsFromConfig, TakesTheClusterKeysAndTheScaleOutShares) {
+    auto parsed = Config::parse(
+        "[global]\ncluster etcd endpoints = http://10.0.0.1:2379 http://10.0.0.2:2379\n"
+        "cluster node name = n1\ncluster lease ttl = 4\n"
+        "[a]\npath = /a\nscale out = yes\n[b]\npath = /b\n[c]\npath = /c\nscale out = yes\n",
+        "t.conf");
+    ASSERT_TRUE(std::holds_alternative<Config>(parsed));
+    const Config& config = std::get<Config>(parsed);
+    ClusterSettings s = cluster_settings(config, {"10.0.0.11:445"});
+    EXPECT_EQ(s.endpoints, "http://10.0.0.1:2379,http://10.0.0.2:2379");
+    EXPECT_EQ(s.node_name, "n1");
+    EXPECT_EQ(s.key_prefix, "/daxsmbd/");
+    EXPECT_EQ(s.lease_ttl_s, 4u);
+    EXPECT_EQ(s.shares, (std::vector<std::string>{"a", "c"}));
+    EXPECT_EQ(s.addresses, std::vector<std::string>{"10.0.0.11:445"});  // the listen addresses
+    Config explicit_addresses = config;
+    explicit_addresses.global.cluster_addresses = {"192.0.2.1:445"};
+    EXPECT_EQ(cluster_settings(explicit_addresses, {"10.0.0.11:445"}).addresses,
+              std::vector<std::string>{"192.0.2.1:445"});
+}
+
+TEST(ClusterStatusText, ShowsLeaseNodesAndOwners) {
+    ClusterStatus s;
+    s.node = "n1";
+    s.lease = 77;
+    s.lease_live = true;
+    s.lease_ttl_s = 10;
+    s.deadline_in_ms = 7900;
+    s.nodes = {{"n1", {"10.0.0.1:445"}}, {"n2", {"10.0.0.2:445"}}};
+    s.owners = {{"a", "n1", {"10.0.0.1:445"}, 12, true}, {"c", "n2", {"10.0.0.2:445"}, 15, false}};
+    EXPECT_EQ(format_status(s),
+              "node n1: lease 77 (ttl 10 s), stops serving in 7900 ms without a keepalive\n"
+              "nodes:\n  n1 10.0.0.1:445\n  n2 10.0.0.2:445\n"
+              "owners:\n  a n1 epoch 12 (this node) 10.0.0.1:445\n  c n2 epoch 15 10.0.0.2:445\n");
+    s.lease_live = false;
+    EXPECT_NE(format_status(s).find("given up"), std::string::npos);
 }
 
 TEST(OwnerRecord, RoundTripAndRejects) {
