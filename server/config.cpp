@@ -711,6 +711,15 @@ const GlobalKey kClusterKeys[] = {
          st.cfg.global.cluster_key_prefix = std::string(v);
          return std::nullopt;
      }},
+    {"clustertakeovercommand",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         if (v.empty()) {
+             st.cfg.global.cluster_takeover_command.clear();
+             return std::nullopt;
+         }
+         // Run without a shell, with the share and the old owner as its arguments.
+         return set_abs_path(st.cfg.global.cluster_takeover_command, key, v);
+     }},
 };
 
 const ShareKey kShareKeys[] = {

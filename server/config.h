@@ -127,6 +127,9 @@ struct GlobalConfig {
     std::vector<std::string> cluster_addresses;
     unsigned cluster_lease_ttl_s = 10;             // "cluster lease ttl" (seconds, 2..300)
     std::string cluster_key_prefix = "/daxsmbd/";  // "cluster key prefix"
+    // "cluster takeover command": run as `COMMAND SHARE OLD_OWNER` before this node serves a
+    // share it has claimed (storage fencing of the old owner); exit 0 = serve. Empty = none.
+    std::string cluster_takeover_command;
     // "control socket": the Unix socket daxsmbd-admin status/close-session talk to (root only);
     // empty = none.
     std::string control_socket = "/run/daxsmbd/control";

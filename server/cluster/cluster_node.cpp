@@ -1,5 +1,10 @@
 #include "server/cluster/cluster_node.h"
 
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
@@ -11,9 +16,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json.hpp>
+#include <cerrno>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "server/cluster/etcd_client.h"
 #include "server/config.h"
@@ -70,9 +77,40 @@ ClusterSettings cluster_settings(const Config& config,
     s.node_name = g.cluster_node_name;
     s.addresses = g.cluster_addresses.empty() ? listen_addresses : g.cluster_addresses;
     s.lease_ttl_s = g.cluster_lease_ttl_s;
+    s.takeover_command = g.cluster_takeover_command;
     for (const auto& share : config.shares)
         if (share.scale_out) s.shares.push_back(share.name);
     return s;
+}
+
+bool run_takeover_command(const std::string& command, const std::string& share,
+                          const std::string& old_owner, std::chrono::seconds timeout) {
+    std::vector<std::string> args = {command, share, old_owner};
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, command.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+        log_error("cluster: cannot run the takeover command ", command);
+        return false;
+    }
+    const auto end = Clock::now() + timeout;
+    int status = 0;
+    for (;;) {
+        const pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid) break;
+        if (done < 0 && errno != EINTR) return false;
+        if (Clock::now() > end) {
+            log_error("cluster: the takeover command ", command, " for share ", share,
+                      " did not finish within ", timeout.count(), " s; killed");
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return false;
+        }
+        std::this_thread::sleep_for(milliseconds(20));
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 std::string format_status(const ClusterStatus& s) {
@@ -166,6 +204,11 @@ struct ClusterNode::Impl : std::enable_shared_from_this<ClusterNode::Impl> {
 
     std::map<std::string, int64_t, ShareOwnershipCache::NameLess> owned;  // share -> epoch
     std::map<std::string, std::vector<std::string>> nodes;                // from the watch
+    // The last owner seen of each share (the takeover command's OLD_OWNER).
+    std::map<std::string, std::string, ShareOwnershipCache::NameLess> previous_owner;
+    // Claims won whose takeover command runs: share -> still valid (false once the claim was
+    // lost meanwhile: the key deleted, or the lease given up).
+    std::map<std::string, bool, ShareOwnershipCache::NameLess> takeovers;
 
     mutable std::mutex status_mu;
     ClusterStatus published;  // what status() returns, refreshed after every change
@@ -185,6 +228,11 @@ struct ClusterNode::Impl : std::enable_shared_from_this<ClusterNode::Impl> {
     void lose(const std::string& share, std::string_view why);
     void fence(std::string_view why);
     void note_owner(const std::string& share, const KeyValue& kv);
+    void serve(const std::string& share, const KeyValue& kv);
+    void start_takeover(const std::string& share, const KeyValue& kv);
+    void finish_takeover(const std::string& share, const KeyValue& kv, uint64_t generation,
+                         bool ok);
+    asio::awaitable<void> release_and_retry(std::string share, int64_t epoch);
     void apply_event(const WatchEvent& ev);
     bool on_watch(const WatchResponse& w);
     void spawn_claim(const std::string& share);
@@ -237,6 +285,8 @@ void ClusterNode::Impl::fence(std::string_view why) {
         shares.push_back(share);
     for (const auto& share : shares)
         lose(share, why);
+    for (auto& [share, valid] : takeovers)
+        valid = false;
     keepalive_timer.cancel();  // the lease loop gets a new lease now
     publish_status();
 }
@@ -261,15 +311,71 @@ void ClusterNode::Impl::note_owner(const std::string& share, const KeyValue& kv)
     if (!mine) {
         if (auto it = owned.find(share); it != owned.end() && it->second < kv.create_revision)
             lose(share, "owned by " + record->node + " now");
+        previous_owner[share] = record->node;
         cache.update(share, std::move(owner));
         return;
     }
-    if (owned.contains(share)) return;
+    if (owned.contains(share) || takeovers.contains(share)) return;
+    if (!settings.takeover_command.empty()) {
+        start_takeover(share, kv);
+        return;
+    }
+    serve(share, kv);
+}
+
+// This node's claim on `share` holds (and the takeover command, if any, succeeded): the cache
+// says OwnedBySelf, then the server hears of it.
+void ClusterNode::Impl::serve(const std::string& share, const KeyValue& kv) {
+    ShareOwner owner{settings.node_name, endpoints_of(settings.addresses), kv.create_revision,
+                     true};
     cache.update(share, std::move(owner));
     owned[share] = kv.create_revision;
     log_info("cluster: serving share ", share, " (epoch ", kv.create_revision, ")");
     if (callbacks.on_gained) callbacks.on_gained(share, kv.create_revision);
     publish_status();
+}
+
+// The command runs on a thread of its own (it may take long: fencing storage), and its result
+// comes back to the strand.
+void ClusterNode::Impl::start_takeover(const std::string& share, const KeyValue& kv) {
+    takeovers[share] = true;
+    auto it = previous_owner.find(share);
+    const std::string old_owner = it == previous_owner.end() ? std::string() : it->second;
+    log_info("cluster: running the takeover command for share ", share, " (old owner '", old_owner,
+             "')");
+    std::thread([self = shared_from_this(), share, kv, old_owner, g = lease_generation] {
+        const bool ok = run_takeover_command(self->settings.takeover_command, share, old_owner,
+                                             self->settings.takeover_timeout);
+        asio::post(self->strand,
+                   [self, share, kv, g, ok] { self->finish_takeover(share, kv, g, ok); });
+    }).detach();
+}
+
+void ClusterNode::Impl::finish_takeover(const std::string& share, const KeyValue& kv,
+                                        uint64_t generation, bool ok) {
+    auto it = takeovers.find(share);
+    const bool valid = it != takeovers.end() && it->second;
+    if (it != takeovers.end()) takeovers.erase(it);
+    if (stopping || !valid || !lease_live || generation != lease_generation) return;
+    if (ok) {
+        serve(share, kv);
+        return;
+    }
+    log_error("cluster: the takeover command failed for share ", share,
+              "; releasing it and trying again in ", ttl.count(), " s");
+    asio::co_spawn(
+        strand,
+        [self = shared_from_this(), share, epoch = kv.create_revision] {
+            return self->release_and_retry(share, epoch);
+        },
+        asio::detached);
+}
+
+asio::awaitable<void> ClusterNode::Impl::release_and_retry(std::string share, int64_t epoch) {
+    (void)co_await client->delete_if_created(owner_key(share), epoch);
+    asio::steady_timer later(strand);
+    co_await sleep(later, milliseconds(ttl));
+    if (!stopping && !cache.owner(share)) co_await claim(share);
 }
 
 void ClusterNode::Impl::spawn_claim(const std::string& share) {
@@ -418,6 +524,9 @@ void ClusterNode::Impl::apply_event(const WatchEvent& ev) {
     }
     // A deletion: the owner's lease expired or was revoked (or an operator deleted the key).
     const int64_t epoch = ev.prev_kv ? ev.prev_kv->create_revision : ev.kv.mod_revision;
+    if (ev.prev_kv)
+        if (auto r = decode_owner_record(ev.prev_kv->value)) previous_owner[share] = r->node;
+    if (auto t = takeovers.find(share); t != takeovers.end()) t->second = false;
     if (auto it = owned.find(share); it != owned.end() && it->second <= epoch)
         lose(share, "its owner key was deleted");
     cache.remove(share, epoch);
@@ -462,6 +571,7 @@ asio::awaitable<int64_t> ClusterNode::Impl::resync() {
         }
         entries[share] =
             ShareOwner{record->node, endpoints_of(record->addresses), kv.create_revision, false};
+        previous_owner[share] = record->node;
     }
     std::vector<std::string> lost;
     for (const auto& [share, epoch] : owned)

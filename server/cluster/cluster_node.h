@@ -51,6 +51,13 @@ struct ClusterSettings {
     std::vector<std::string> shares;  // the scale-out shares this node can serve
     // One etcd call on one endpoint; 0: TTL/4, within 0.5 s .. 5 s.
     std::chrono::milliseconds call_timeout{0};
+    // Run as `command SHARE OLD_OWNER` before this node serves a share it has just claimed
+    // (OLD_OWNER: the node that owned it last as far as this node saw, or "" when none was
+    // seen): where storage fencing of the old owner belongs. Exit status 0 lets the node serve
+    // the share; anything else, or no exit within the timeout (then SIGKILL), releases the
+    // claim, and this node tries again one TTL later. Empty: none.
+    std::string takeover_command;
+    std::chrono::seconds takeover_timeout{30};
 };
 
 // The value of an owner or node record.
@@ -91,6 +98,11 @@ struct ClusterStatus {
 // an empty "cluster addresses". Meaningful when "cluster etcd endpoints" is set.
 ClusterSettings cluster_settings(const Config& config,
                                  const std::vector<std::string>& listen_addresses);
+
+// Runs `command share old_owner` (no shell) and waits at most `timeout` for it; true when it
+// exited with status 0.
+bool run_takeover_command(const std::string& command, const std::string& share,
+                          const std::string& old_owner, std::chrono::seconds timeout);
 
 // The text of `daxsmbd-admin cluster status`: this node's lease, the nodes and the owners.
 std::string format_status(const ClusterStatus& s);

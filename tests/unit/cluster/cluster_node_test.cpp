@@ -6,6 +6,7 @@
 #include "server/cluster/cluster_node.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -35,6 +36,7 @@ struct Event {
     std::string share;
     int64_t epoch = 0;
     Clock::time_point at;
+    std::string note;  // what the node's probe said at the time
 };
 
 class EventLog {
@@ -72,8 +74,10 @@ bool eventually(const std::function<bool()>& done, std::chrono::milliseconds lim
 // One node with an event loop of its own, as a daxsmbd process has.
 class TestNode {
   public:
-    TestNode(const std::string& name, const std::string& port, const EtcdProcess& etcd,
-             std::vector<std::string> shares, EventLog& log)
+    TestNode(
+        const std::string& name, const std::string& port, const EtcdProcess& etcd,
+        std::vector<std::string> shares, EventLog& log, std::string takeover_command = {},
+        std::function<std::string()> probe = [] { return std::string(); })
         : name_(name) {
         ClusterSettings s;
         s.endpoints = etcd.url();
@@ -82,12 +86,13 @@ class TestNode {
         s.addresses = {"127.0.0.1:" + port, "[::1]:" + port};
         s.lease_ttl_s = kTtl;
         s.shares = std::move(shares);
+        s.takeover_command = std::move(takeover_command);
         ClusterNode::Callbacks cb;
-        cb.on_lost = [&log, name](const std::string& share) {
-            log.add({name, false, share, 0, Clock::now()});
+        cb.on_lost = [&log, name, probe](const std::string& share) {
+            log.add({name, false, share, 0, Clock::now(), probe()});
         };
-        cb.on_gained = [&log, name](const std::string& share, int64_t epoch) {
-            log.add({name, true, share, epoch, Clock::now()});
+        cb.on_gained = [&log, name, probe](const std::string& share, int64_t epoch) {
+            log.add({name, true, share, epoch, Clock::now(), probe()});
         };
         std::string why;
         node_ = ClusterNode::create(ioc_.get_executor(), s, cache_, cb, &why);
@@ -288,6 +293,40 @@ TEST_F(ClusterNodeTest, StopReleasesTheSharesAtOnce) {
     }
     EXPECT_FALSE(read_key("/test/nodes/node-a"));
     EXPECT_TRUE(eventually([&] { return b.serving("s1") == ShareServing::OwnedBySelf; }));
+}
+
+TEST_F(ClusterNodeTest, TakeoverCommandRunsBeforeTheNewOwnerServes) {
+    daxsmbd::test_support::TempDir dir("daxsmbd-takeover");
+    ASSERT_TRUE(dir.ok());
+    dir.file("fence.sh", "#!/bin/sh\necho \"$1 $2\" >> " + dir.at("fenced") + "\n");
+    ASSERT_EQ(chmod(dir.at("fence.sh").c_str(), 0755), 0);
+    TestNode a("node-a", "4450", etcd, {"s1"}, log);
+    ASSERT_TRUE(eventually([&] { return a.serving("s1") == ShareServing::OwnedBySelf; }));
+    TestNode b("node-b", "4451", etcd, {"s1"}, log, dir.at("fence.sh"),
+               [&] { return dir.read("fenced"); });
+    ASSERT_TRUE(eventually([&] { return one_owner({&a, &b}, "s1"); }));
+    EXPECT_FALSE(dir.exists("fenced"));  // node-b claimed nothing yet
+    a.node().set_lease_paused(true);
+    ASSERT_TRUE(eventually([&] { return b.serving("s1") == ShareServing::OwnedBySelf; }));
+    auto gained = log.first("node-b", true, "s1");
+    ASSERT_TRUE(gained);
+    EXPECT_EQ(gained->note, "s1 node-a\n");  // the command had run, with the old owner
+    a.node().set_lease_paused(false);
+}
+
+TEST(TakeoverCommand, ExitStatusAndTimeout) {
+    daxsmbd::test_support::TempDir dir("daxsmbd-takeover");
+    ASSERT_TRUE(dir.ok());
+    dir.file("ok.sh", "#!/bin/sh\n[ \"$1\" = s1 ] && [ \"$2\" = old ]\n");
+    dir.file("slow.sh", "#!/bin/sh\nexec sleep 30\n");
+    ASSERT_EQ(chmod(dir.at("ok.sh").c_str(), 0755), 0);
+    ASSERT_EQ(chmod(dir.at("slow.sh").c_str(), 0755), 0);
+    EXPECT_TRUE(run_takeover_command(dir.at("ok.sh"), "s1", "old", 10s));
+    EXPECT_FALSE(run_takeover_command(dir.at("ok.sh"), "s2", "old", 10s));  // exit status 1
+    EXPECT_FALSE(run_takeover_command(dir.at("absent.sh"), "s1", "old", 10s));
+    const auto start = Clock::now();
+    EXPECT_FALSE(run_takeover_command(dir.at("slow.sh"), "s1", "old", 1s));  // killed
+    EXPECT_LT(Clock::now() - start, 25s);
 }
 
 TEST(ClusterSettingsFromConfig, TakesTheClusterKeysAndTheScaleOutShares) {

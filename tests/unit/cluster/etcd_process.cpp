@@ -1,5 +1,6 @@
 #include "tests/unit/cluster/etcd_process.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -86,7 +87,13 @@ bool EtcdProcess::start(std::string* error, std::chrono::seconds wait) {
 }
 
 void EtcdProcess::pause() {
-    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGSTOP);
+    // The signal is delivered asynchronously: wait until the kernel reports etcd stopped, so
+    // that no request of the test is answered after pause() returned.
+    int status = 0;
+    while (waitpid(pid_, &status, WUNTRACED) == -1 && errno == EINTR) {
+    }
 }
 
 void EtcdProcess::resume() {

@@ -244,7 +244,8 @@ TEST(Config, ClusterKeys) {
         "cluster node name = node-1.example\n"
         "cluster addresses = 10.0.0.11:445, [fd00::11]:445\n"
         "cluster lease ttl = 3\n"
-        "cluster key prefix = /prod/smb/\n");
+        "cluster key prefix = /prod/smb/\n"
+        "cluster takeover command = /usr/local/sbin/fence\n");
     EXPECT_EQ(c.global.cluster_etcd_endpoints,
               (std::vector<std::string>{"http://10.0.0.1:2379", "http://[fd00::2]:2379",
                                         "http://etcd3:2379"}));
@@ -253,6 +254,9 @@ TEST(Config, ClusterKeys) {
               (std::vector<std::string>{"10.0.0.11:445", "[fd00::11]:445"}));
     EXPECT_EQ(c.global.cluster_lease_ttl_s, 3u);
     EXPECT_EQ(c.global.cluster_key_prefix, "/prod/smb/");
+    EXPECT_EQ(c.global.cluster_takeover_command, "/usr/local/sbin/fence");
+    EXPECT_TRUE(d.global.cluster_takeover_command.empty());
+    parse_err("[global]\ncluster takeover command = fence.sh\n");  // a relative path
 
     const std::string https = parse_err("[global]\ncluster etcd endpoints = https://e:2379\n");
     EXPECT_NE(https.find("t.conf:2: "), std::string::npos) << https;
@@ -590,6 +594,7 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.global.cluster_addresses, d.cluster_addresses);
     EXPECT_EQ(c.global.cluster_lease_ttl_s, d.cluster_lease_ttl_s);
     EXPECT_EQ(c.global.cluster_key_prefix, d.cluster_key_prefix);
+    EXPECT_EQ(c.global.cluster_takeover_command, d.cluster_takeover_command);
     ASSERT_EQ(c.shares.size(), 1u);
     const ShareConfig ds;
     EXPECT_EQ(c.shares[0].valid_users, ds.valid_users);
