@@ -110,6 +110,10 @@ TEST(ShareOwnership, ReadersSeeWholeEntriesWhileOneWriterMovesTheShare) {
             }
         });
     }
+    // The readers run before the writer starts: on a loaded host the 2000 updates could
+    // otherwise be over before any reader thread was scheduled.
+    while (reads.load() == 0)
+        std::this_thread::yield();
     for (int64_t e = 1; e <= 2000; ++e)
         ASSERT_TRUE(c.update("s", owner_of("n" + std::to_string(e), e, e % 2 == 0)));
     stop = true;
