@@ -201,6 +201,7 @@ struct ClusterNode::Impl : std::enable_shared_from_this<ClusterNode::Impl> {
     std::chrono::seconds margin{1};
     Clock::time_point deadline{};
     bool node_recorded = false;
+    bool old_lease_released = false;  // the lease given up was revoked (or had expired)
 
     std::map<std::string, int64_t, ShareOwnershipCache::NameLess> owned;  // share -> epoch
     std::map<std::string, std::vector<std::string>> nodes;                // from the watch
@@ -409,10 +410,12 @@ asio::awaitable<void> ClusterNode::Impl::sleep(asio::steady_timer& t, millisecon
 }
 
 asio::awaitable<bool> ClusterNode::Impl::acquire_lease() {
-    if (lease_id != 0) {
+    if (lease_id != 0 && !old_lease_released) {
         // A lease given up may still live in etcd (fencing comes before expiry): revoking it
-        // releases its shares now rather than at expiry. Best effort.
-        (void)co_await client->lease_revoke(lease_id);
+        // releases its shares now rather than at expiry. Best effort; an answer (revoked, or
+        // not found: expired) means there is nothing left to release.
+        old_lease_released =
+            bool(co_await client->post(daxsmbd::cluster::encode_lease_revoke(lease_id)));
         if (stopping) co_return false;
     }
     const Clock::time_point sent = Clock::now();
@@ -423,6 +426,7 @@ asio::awaitable<bool> ClusterNode::Impl::acquire_lease() {
         co_return false;
     }
     lease_id = g->id;
+    old_lease_released = false;
     ttl = std::chrono::seconds(g->ttl);
     margin = std::max(std::chrono::seconds(1), std::chrono::seconds(g->ttl / 5));
     deadline = sent + ttl - margin;
@@ -605,8 +609,10 @@ asio::awaitable<void> ClusterNode::Impl::watch_loop() {
             [this](const WatchResponse& w) { return on_watch(w); }, watch_control);
         if (stopping) break;
         if (!why.empty()) log_debug("cluster: watch ended: ", why);
+        // A watch this node cancelled (to resynchronise) is opened again at once; one that
+        // failed after a pause, so that a refusing etcd is not asked ten times a second.
         asio::steady_timer pause(strand);
-        co_await sleep(pause, milliseconds(100));
+        co_await sleep(pause, why.empty() ? milliseconds(100) : kRetryDelay);
     }
 }
 
