@@ -18,6 +18,8 @@
 #include <sstream>
 #include <utility>
 
+#include "server/cluster/etcd_codec.h"
+#include "server/cluster/share_ownership.h"
 #include "server/metrics/http_endpoint.h"
 
 namespace daxsmbd::server {
@@ -221,6 +223,21 @@ std::string default_netbios_name() {
     for (char& c : name)
         c = char(std::toupper(static_cast<unsigned char>(c)));
     return name;
+}
+
+std::string default_cluster_node_name() {
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return "daxsmbd";
+    return host;
+}
+
+bool valid_cluster_node_name(std::string_view name) {
+    if (name.empty() || name.size() > 253) return false;
+    for (char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u >= 0x7f || c == '/') return false;
+    }
+    return true;
 }
 
 // Characters Windows refuses in a share name (MS-SRVS 2.2.4.102: share names are path
@@ -654,6 +671,61 @@ const GlobalKey kGlobalKeys[] =
          }},
 };
 
+// The scale-out cluster's keys (server/cluster/cluster_node.h), in [global].
+const GlobalKey kClusterKeys[] = {
+    {"clusteretcdendpoints",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto items = split_list(v);
+         if (!items) return bad_value(key, v, "http://HOST:PORT URLs");
+         for (const auto& url : *items) {
+             std::string why;
+             if (!daxsmbd::cluster::parse_etcd_url(url, &why))
+                 return "bad etcd endpoint '" + url + "' for '" + std::string(key) + "': " + why;
+         }
+         st.cfg.global.cluster_etcd_endpoints = std::move(*items);
+         return std::nullopt;
+     }},
+    {"clusternodename",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         // The name is part of etcd keys (nodes/<name>) and of the owner records.
+         if (!valid_cluster_node_name(v))
+             return bad_value(key, v, "1 to 253 printable characters without spaces or '/'");
+         st.cfg.global.cluster_node_name = std::string(v);
+         return std::nullopt;
+     }},
+    {"clusteraddresses",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         auto items = split_list(v);
+         if (!items) return bad_value(key, v, "ADDR:PORT list");
+         for (const auto& a : *items)
+             if (!cluster::parse_endpoint(a)) return bad_value(key, a, "ADDR:PORT or [IPV6]:PORT");
+         st.cfg.global.cluster_addresses = std::move(*items);
+         return std::nullopt;
+     }},
+    {"clusterleasettl",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         // etcd grants no lease shorter than about 2 s (1.5 election timeouts).
+         return set_uint(st.cfg.global.cluster_lease_ttl_s, key, v, 2, 300);
+     }},
+    {"clusterkeyprefix",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         if (v.size() < 2 || v.front() != '/' || v.back() != '/' ||
+             v.find_first_of(" \t") != v.npos)
+             return bad_value(key, v, "a key prefix starting and ending with '/'");
+         st.cfg.global.cluster_key_prefix = std::string(v);
+         return std::nullopt;
+     }},
+    {"clustertakeovercommand",
+     [](ParseState& st, std::string_view key, std::string_view v, size_t) -> Problem {
+         if (v.empty()) {
+             st.cfg.global.cluster_takeover_command.clear();
+             return std::nullopt;
+         }
+         // Run without a shell, with the share and the old owner as its arguments.
+         return set_abs_path(st.cfg.global.cluster_takeover_command, key, v);
+     }},
+};
+
 const ShareKey kShareKeys[] = {
     {"path",
      [](ShareConfig& sh, std::string_view key, std::string_view v) -> Problem {
@@ -919,6 +991,7 @@ Problem parse_parameter(ParseState& st, std::string_view line, size_t first_line
     if (key.empty()) return "missing parameter name before '='";
     const std::string sq = canonical_key(squash(key));
     const GlobalKey* gk = find_key(kGlobalKeys, sq);
+    if (gk == nullptr) gk = find_key(kClusterKeys, sq);
     const ShareKey* sk = find_key(kShareKeys, sq);
     switch (st.section) {
         case Section::None:
@@ -1027,6 +1100,8 @@ std::variant<Config, Config::ParseError> Config::parse(std::string_view text,
     if (auto e = check_protocol_range(st, origin)) return ParseError{*e};
     if (auto e = check_message_size(st, origin)) return ParseError{*e};
     if (st.cfg.global.netbios_name.empty()) st.cfg.global.netbios_name = default_netbios_name();
+    if (st.cfg.global.cluster_node_name.empty())
+        st.cfg.global.cluster_node_name = default_cluster_node_name();
     if (auto e = check_kerberos(st, origin)) return ParseError{*e};
     return std::move(st.cfg);
 }

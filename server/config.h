@@ -123,6 +123,20 @@ struct GlobalConfig {
     // "device health interval": seconds between reads of the shares' NVMe SMART / Health logs
     // (server/health); 0 = never read.
     unsigned device_health_interval_s = 60;
+
+    // Scale-out cluster (server/cluster/cluster_node.h): share ownership kept in etcd.
+    // "cluster etcd endpoints": http:// URLs of etcd's v3 JSON gateway; empty = no cluster.
+    std::vector<std::string> cluster_etcd_endpoints;
+    // "cluster node name": this node's name in etcd (default: the host name).
+    std::string cluster_node_name;
+    // "cluster addresses": ADDR:PORT list published for clients to reach this node (share
+    // redirects); empty = the server's listen addresses.
+    std::vector<std::string> cluster_addresses;
+    unsigned cluster_lease_ttl_s = 10;             // "cluster lease ttl" (seconds, 2..300)
+    std::string cluster_key_prefix = "/daxsmbd/";  // "cluster key prefix"
+    // "cluster takeover command": run as `COMMAND SHARE OLD_OWNER` before this node serves a
+    // share it has claimed (storage fencing of the old owner); exit 0 = serve. Empty = none.
+    std::string cluster_takeover_command;
     // "control socket": the Unix socket daxsmbd-admin status/close-session talk to (root only);
     // empty = none.
     std::string control_socket = "/run/daxsmbd/control";

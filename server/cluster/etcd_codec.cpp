@@ -375,4 +375,90 @@ Decoded<WatchResponse> decode_watch(std::string_view text) {
     return d;
 }
 
+std::optional<EtcdEndpoint> parse_etcd_url(std::string_view url, std::string* why) {
+    constexpr std::string_view kHttp = "http://";
+    if (url.starts_with("https://")) {
+        *why = "https (TLS) is not supported; use http:// on a trusted network";
+        return std::nullopt;
+    }
+    if (!url.starts_with(kHttp)) {
+        *why = "not an http:// URL";
+        return std::nullopt;
+    }
+    std::string_view rest = url.substr(kHttp.size());
+    if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+    EtcdEndpoint ep;
+    ep.url = std::string(url);
+    std::string_view port;
+    if (rest.starts_with("[")) {
+        const size_t close = rest.find(']');
+        if (close == std::string_view::npos || close + 1 >= rest.size() || rest[close + 1] != ':') {
+            *why = "expected http://[IPV6]:PORT";
+            return std::nullopt;
+        }
+        ep.host = std::string(rest.substr(1, close - 1));
+        port = rest.substr(close + 2);
+    } else {
+        const size_t colon = rest.find(':');
+        if (colon == std::string_view::npos ||
+            rest.find(':', colon + 1) != std::string_view::npos) {
+            *why = "expected http://HOST:PORT";
+            return std::nullopt;
+        }
+        ep.host = std::string(rest.substr(0, colon));
+        port = rest.substr(colon + 1);
+    }
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    const bool host_ok = !ep.host.empty() && ep.host.find_first_of("/?#@ ") == std::string::npos;
+    if (!host_ok || ec != std::errc{} || end != port.data() + port.size() || value == 0 ||
+        value > 65535) {
+        *why = "expected http://HOST:PORT with a port 1..65535 and no path";
+        return std::nullopt;
+    }
+    ep.port = static_cast<uint16_t>(value);
+    return ep;
+}
+
+bool JsonObjectSplitter::feed(std::string_view bytes, std::vector<std::string>& out) {
+    for (char c : bytes) {
+        if (failed_) return false;
+        if (depth_ == 0) {
+            if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+            if (c != '{') {
+                failed_ = true;
+                return false;
+            }
+        }
+        partial_ += c;
+        if (partial_.size() > max_object_bytes_) {
+            failed_ = true;
+            partial_.clear();
+            return false;
+        }
+        if (in_string_) {
+            if (escaped_)
+                escaped_ = false;
+            else if (c == '\\')
+                escaped_ = true;
+            else if (c == '"')
+                in_string_ = false;
+            continue;
+        }
+        if (c == '"') {
+            in_string_ = true;
+        } else if (c == '{' || c == '[') {
+            ++depth_;
+        } else if (c == '}' || c == ']') {
+            // A closing bracket more than were opened cannot happen here: at depth 0 only '{'
+            // gets this far, so depth_ is at least 1.
+            if (--depth_ == 0) {
+                out.push_back(std::move(partial_));
+                partial_.clear();
+            }
+        }
+    }
+    return !failed_;
+}
+
 }  // namespace daxsmbd::cluster

@@ -105,4 +105,37 @@ Decoded<LeaseResult> decode_lease_keepalive(std::string_view json);
 Decoded<PutResult> decode_lease_revoke(std::string_view json);
 Decoded<WatchResponse> decode_watch(std::string_view json);
 
+// One gateway endpoint, "http://HOST:PORT" (HOST a name, an IPv4 address or "[IPV6]"). Only
+// plain HTTP: the client speaks no TLS, so "https://" is refused with a reason saying so.
+struct EtcdEndpoint {
+    std::string host;  // without brackets
+    uint16_t port = 0;
+    std::string url;  // as written
+};
+std::optional<EtcdEndpoint> parse_etcd_url(std::string_view url, std::string* why);
+
+// Splits the body of a streaming reply (POST /v3/watch, /v3/lease/keepalive) into its JSON
+// objects. The gateway writes one object per message, but HTTP chunking and TCP reads cut and
+// join them anywhere, so objects are found by their braces (outside JSON strings), not by
+// chunk or line boundaries. Whitespace between objects is skipped; anything else outside an
+// object, or an object larger than the limit, makes the stream malformed for good.
+class JsonObjectSplitter {
+  public:
+    explicit JsonObjectSplitter(size_t max_object_bytes = size_t(16) << 20)
+        : max_object_bytes_(max_object_bytes) {}
+    // Consumes `bytes`, appending each object it completes to `out`; false once malformed.
+    bool feed(std::string_view bytes, std::vector<std::string>& out);
+    bool failed() const { return failed_; }
+    // Bytes of the object begun but not finished.
+    size_t pending() const { return partial_.size(); }
+
+  private:
+    size_t max_object_bytes_;
+    std::string partial_;
+    size_t depth_ = 0;  // open braces and brackets of the current object
+    bool in_string_ = false;
+    bool escaped_ = false;  // the previous byte inside a string was a backslash
+    bool failed_ = false;
+};
+
 }  // namespace daxsmbd::cluster

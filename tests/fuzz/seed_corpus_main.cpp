@@ -556,6 +556,47 @@ void nvme_smart_log_seeds() {
     seed("fuzz_nvme_smart_log", "worn", page);
 }
 
+// etcd's v3 JSON gateway as daxsmbd's cluster sees it (etcd 3.4, snake_case, int64 as
+// strings, streaming replies wrapped in "result"), a watch stream of two messages as one read
+// returns it, an endpoint URL and an owner record.
+void etcd_seeds() {
+    const std::string t = "fuzz_etcd_codec";
+    seed(t, "range",
+         std::string_view(R"({"header":{"cluster_id":"1","member_id":"2","revision":"7",)"
+                          R"("raft_term":"2"},"kvs":[{"key":"L2RheHNtYmQvbm9kZXMvYQ==",)"
+                          R"("create_revision":"5","mod_revision":"6","version":"2",)"
+                          R"("value":"eyJub2RlIjoiYSJ9","lease":"7587862"}],"count":"1"})"));
+    seed(t, "txn_failed",
+         std::string_view(R"({"header":{"revision":"9"},"responses":[{"response_range":)"
+                          R"({"header":{"revision":"9"},"kvs":[{"key":"YQ==","value":"Yg==",)"
+                          R"("create_revision":"5","mod_revision":"5","version":"1",)"
+                          R"("lease":"42"}],"count":"1"}}]})"));
+    seed(t, "txn_succeeded",
+         std::string_view(R"({"header":{"revision":"10"},"succeeded":true,"responses":)"
+                          R"([{"response_put":{"header":{"revision":"10"}}}]})"));
+    seed(t, "lease_grant",
+         std::string_view(R"({"header":{"revision":"3"},"ID":"7587862","TTL":"3"})"));
+    seed(t, "lease_keepalive",
+         std::string_view(R"({"result":{"header":{"revision":"3"},"ID":"7587862","TTL":"3"}})"
+                          "\n"));
+    seed(t, "watch_stream",
+         std::string_view(R"({"result":{"header":{"revision":"4"},"created":true}})"
+                          "\n"
+                          R"({"result":{"header":{"revision":"9"},"events":[{"type":"DELETE",)"
+                          R"("kv":{"key":"YQ==","mod_revision":"9"},"prev_kv":{"key":"YQ==",)"
+                          R"("value":"Yg==","create_revision":"5"}}]}})"
+                          "\n"));
+    seed(t, "watch_compacted",
+         std::string_view(R"({"result":{"header":{"revision":"20"},"canceled":true,)"
+                          R"("compact_revision":"15"}})"));
+    seed(t, "error",
+         std::string_view(R"({"error":"etcdserver: requested lease not found",)"
+                          R"("code":5,"message":"etcdserver: requested lease not found"})"));
+    seed(t, "endpoint", std::string_view("http://[::1]:2379"));
+    seed(t, "owner_record",
+         std::string_view(R"({"node":"node1","addresses":["10.0.0.11:445","[fd00::11]:445"]})"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -582,6 +623,7 @@ int main(int argc, char** argv) {
     smbdirect_seeds();
     kerberos_user_map_seeds();
     nvme_smart_log_seeds();
+    etcd_seeds();
     std::printf("%d seeds written to %s\n", g_written, argv[1]);
     return 0;
 }

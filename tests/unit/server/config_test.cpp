@@ -231,6 +231,51 @@ TEST(Config, RdmaIntoPmem) {
     EXPECT_NE(parse_err("[global]\nrdma into pmem = bounce\n"), "");  // a share key
 }
 
+TEST(Config, ClusterKeys) {
+    Config d = parse_ok("");
+    EXPECT_TRUE(d.global.cluster_etcd_endpoints.empty());
+    EXPECT_FALSE(d.global.cluster_node_name.empty());  // the host name
+    EXPECT_TRUE(d.global.cluster_addresses.empty());
+    EXPECT_EQ(d.global.cluster_lease_ttl_s, 10u);
+    EXPECT_EQ(d.global.cluster_key_prefix, "/daxsmbd/");
+    Config c = parse_ok(
+        "[global]\n"
+        "cluster etcd endpoints = http://10.0.0.1:2379, http://[fd00::2]:2379 http://etcd3:2379\n"
+        "cluster node name = node-1.example\n"
+        "cluster addresses = 10.0.0.11:445, [fd00::11]:445\n"
+        "cluster lease ttl = 3\n"
+        "cluster key prefix = /prod/smb/\n"
+        "cluster takeover command = /usr/local/sbin/fence\n");
+    EXPECT_EQ(c.global.cluster_etcd_endpoints,
+              (std::vector<std::string>{"http://10.0.0.1:2379", "http://[fd00::2]:2379",
+                                        "http://etcd3:2379"}));
+    EXPECT_EQ(c.global.cluster_node_name, "node-1.example");
+    EXPECT_EQ(c.global.cluster_addresses,
+              (std::vector<std::string>{"10.0.0.11:445", "[fd00::11]:445"}));
+    EXPECT_EQ(c.global.cluster_lease_ttl_s, 3u);
+    EXPECT_EQ(c.global.cluster_key_prefix, "/prod/smb/");
+    EXPECT_EQ(c.global.cluster_takeover_command, "/usr/local/sbin/fence");
+    EXPECT_TRUE(d.global.cluster_takeover_command.empty());
+    parse_err("[global]\ncluster takeover command = fence.sh\n");  // a relative path
+
+    const std::string https = parse_err("[global]\ncluster etcd endpoints = https://e:2379\n");
+    EXPECT_NE(https.find("t.conf:2: "), std::string::npos) << https;
+    EXPECT_NE(https.find("not supported"), std::string::npos) << https;
+    EXPECT_NE(parse_err("[global]\ncluster etcd endpoints = 10.0.0.1:2379\n").find("t.conf:2"),
+              std::string::npos);
+    EXPECT_NE(parse_err("[global]\n\ncluster lease ttl = 1\n").find("t.conf:3: bad value"),
+              std::string::npos);
+    parse_err("[global]\ncluster lease ttl = 301\n");
+    parse_err("[global]\ncluster node name = a/b\n");
+    parse_err("[global]\ncluster node name = a b\n");
+    parse_err("[global]\ncluster addresses = 10.0.0.1\n");
+    parse_err("[global]\ncluster addresses = node1:445\n");
+    parse_err("[global]\ncluster key prefix = daxsmbd/\n");
+    parse_err("[global]\ncluster key prefix = /daxsmbd\n");
+    EXPECT_NE(parse_err("[s]\npath = /x\ncluster lease ttl = 5\n").find("global parameter"),
+              std::string::npos);
+}
+
 TEST(Config, MetricsAddress) {
     EXPECT_EQ(parse_ok("").global.metrics_address, "");  // off by default
     EXPECT_EQ(parse_ok("[global]\nmetrics address = 127.0.0.1:9922\n").global.metrics_address,
@@ -565,6 +610,12 @@ TEST(Config, ExampleConfigStatesTheDefaults) {
     EXPECT_EQ(c.global.logon_failure_window_s, d.logon_failure_window_s);
     EXPECT_EQ(c.global.encrypt, d.encrypt);
     EXPECT_EQ(c.global.encryption_algorithms, d.encryption_algorithms);
+    EXPECT_EQ(c.global.cluster_etcd_endpoints, d.cluster_etcd_endpoints);
+    EXPECT_EQ(c.global.cluster_node_name, parse_ok("").global.cluster_node_name);
+    EXPECT_EQ(c.global.cluster_addresses, d.cluster_addresses);
+    EXPECT_EQ(c.global.cluster_lease_ttl_s, d.cluster_lease_ttl_s);
+    EXPECT_EQ(c.global.cluster_key_prefix, d.cluster_key_prefix);
+    EXPECT_EQ(c.global.cluster_takeover_command, d.cluster_takeover_command);
     ASSERT_EQ(c.shares.size(), 1u);
     const ShareConfig ds;
     EXPECT_EQ(c.shares[0].valid_users, ds.valid_users);
