@@ -11,6 +11,7 @@
 #include <random>
 
 #include "dax/media_guard.h"
+#include "server/cluster/cluster_node.h"
 #include "server/connection.h"
 #include "server/io/block_path.h"
 #include "server/io/uring_engine.h"
@@ -81,6 +82,7 @@ Server::Server(Config config)
 }
 
 Server::~Server() {
+    stop_cluster();
     metrics_endpoint_.reset();
     device_health.stop();
     // Persistent handles outlive the server: closing them on the way down forgets nothing.
@@ -305,6 +307,7 @@ bool Server::start(std::string* error) {
 
     if (!open_persistent_handles(error)) return false;
     if (!open_listeners(error)) return false;
+    if (!start_cluster(error)) return false;
     device_health.set_shares(share_paths());
     if (config_.global.device_health_interval_s > 0)
         device_health.start(std::chrono::seconds(config_.global.device_health_interval_s));
@@ -596,6 +599,8 @@ void Server::run() {
 }
 
 void Server::stop() {
+    // First: the lease is revoked, so that another node takes the scale-out shares over at once.
+    stop_cluster();
     for (auto& l : loops_)
         l->stop();
 }

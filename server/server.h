@@ -58,6 +58,9 @@ class Watcher;
 namespace metrics {
 class HttpEndpoint;
 }
+namespace cluster {
+class ClusterNode;
+}
 
 // Abuse limits (architecture.md "Limits on everything a client can make the server hold"),
 // taken from the configuration's "max ..." keys (GlobalConfig); the credit window's limit is
@@ -139,6 +142,11 @@ class Server {
     // one, this node serves every share unless an entry says otherwise (the tests set entries
     // here directly).
     cluster::ShareOwnershipCache& share_ownership() { return share_ownership_; }
+    // The scale-out cluster node ("cluster etcd endpoints"; server/cluster/cluster_node.h),
+    // which feeds share_ownership(); null without a cluster. Runs on a thread of its own.
+    cluster::ClusterNode* cluster_node() { return cluster_.get(); }
+    // What daxsmbd-admin cluster status prints; nullopt without a cluster.
+    std::optional<std::string> cluster_status_text() const;
 
     // What every connection of this server shares, owned here (two servers in one process share
     // nothing). Lock order, outermost first: OpenTable, FileTable, LockTable; BufferPool's lock
@@ -291,6 +299,13 @@ class Server {
     LogonThrottle throttle_;
     AddressLogLimits address_log_limits_;
     cluster::ShareOwnershipCache share_ownership_;
+    // The cluster node and its loop (server/cluster_start.cpp); the node goes first (it feeds
+    // share_ownership_, declared before it).
+    bool start_cluster(std::string* error);
+    void stop_cluster();
+    std::unique_ptr<asio::io_context> cluster_loop_;
+    std::unique_ptr<cluster::ClusterNode> cluster_;
+    std::thread cluster_thread_;
 
     std::mutex users_mu_;
     std::optional<auth::UserDatabase> users_;

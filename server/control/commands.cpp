@@ -50,6 +50,13 @@ std::vector<Command> server_commands(Server& server, std::function<Reply()> relo
                  return Reply{false, "no connection " + args[0]};
              return Reply{true, "connection " + args[0] + ": request lines " + args[1] + "\n"};
          }});
+    commands.push_back(
+        {"cluster", 1, 1, "cluster status", [&server](const std::vector<std::string>& args) {
+             if (args[0] != "status") return Reply{false, "usage: cluster status"};
+             auto text = server.cluster_status_text();
+             if (!text) return Reply{false, "no cluster: 'cluster etcd endpoints' is not set"};
+             return Reply{true, *text};
+         }});
     if (reload)
         commands.push_back({"reload", 0, 0, "reload",
                             [reload](const std::vector<std::string>&) { return reload(); }});

@@ -61,13 +61,6 @@ void scale_out_shares(server::Config& c, const char* address) {
     c.shares.push_back(local);
 }
 
-std::string ip_text(const MoveDstIpAddr& a) {
-    char text[INET6_ADDRSTRLEN] = {};
-    ::inet_ntop(a.type == MoveDstIpAddr::kTypeV4 ? AF_INET : AF_INET6, a.address.data(), text,
-                sizeof text);
-    return text;
-}
-
 class E2eShareRedirect : public ::testing::Test {
   protected:
     static void SetUpTestSuite() {
@@ -148,9 +141,9 @@ TEST_F(E2eShareRedirect, NonOwnerRedirectsAndTheClientFollowsToTheOwner) {
     // Every address of the owner, the client's family (IPv4) first.
     ASSERT_EQ(sr.ip_addresses.size(), 2u);
     EXPECT_EQ(sr.ip_addresses[0].type, MoveDstIpAddr::kTypeV4);
-    EXPECT_EQ(ip_text(sr.ip_addresses[0]), kAddrB);
+    EXPECT_EQ(redirect_ip_text(sr.ip_addresses[0]), kAddrB);
     EXPECT_EQ(sr.ip_addresses[1].type, MoveDstIpAddr::kTypeV6);
-    EXPECT_EQ(ip_text(sr.ip_addresses[1]), kOwnerV6);
+    EXPECT_EQ(redirect_ip_text(sr.ip_addresses[1]), kOwnerV6);
     EXPECT_EQ(a_->server().share_ownership().refusals.redirected, redirected + 1);
     // The session on A goes on working.
     EXPECT_TRUE(c->tree_connect("local").ok());

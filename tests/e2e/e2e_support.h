@@ -3,6 +3,7 @@
 // reading a file of the share straight from disk.
 #pragma once
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "protocol/bytes.h"
+#include "protocol/error.h"
 #include "protocol/ioctl.h"
 #include "protocol/status.h"
 #include "tests/client/smb2_client.h"
@@ -88,6 +90,14 @@ inline CopychunkReply copychunk(Smb2Client& c, const protocol::FileId& source,
         if (auto r = protocol::SrvCopychunkResponse::decode(reply.body.output)) out.body = *r;
     }
     return out;
+}
+
+// The address of a Share Redirect context's MOVE_DST_IPADDR (MS-SMB2 2.2.2.2.2.1) as text.
+inline std::string redirect_ip_text(const protocol::MoveDstIpAddr& a) {
+    char text[INET6_ADDRSTRLEN] = {};
+    ::inet_ntop(a.type == protocol::MoveDstIpAddr::kTypeV4 ? AF_INET : AF_INET6, a.address.data(),
+                text, sizeof text);
+    return text;
 }
 
 }  // namespace daxsmbd::client

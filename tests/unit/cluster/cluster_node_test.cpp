@@ -16,7 +16,7 @@
 
 #include "server/cluster/etcd_client.h"
 #include "server/config.h"
-#include "tests/unit/cluster/etcd_process.h"
+#include "tests/support/etcd_process.h"
 
 namespace daxsmbd::server::cluster {
 namespace {

@@ -1,4 +1,4 @@
-// EtcdClient against a real etcd (tests/unit/cluster/etcd_process.h), and the pure parts of the
+// EtcdClient against a real etcd (tests/support/etcd_process.h), and the pure parts of the
 // streaming path: the JSON object splitter and the endpoint URLs.
 #include "server/cluster/etcd_client.h"
 
@@ -9,7 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <functional>
 
-#include "tests/unit/cluster/etcd_process.h"
+#include "tests/support/etcd_process.h"
 
 namespace daxsmbd::cluster {
 namespace {

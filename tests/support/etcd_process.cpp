@@ -1,4 +1,4 @@
-#include "tests/unit/cluster/etcd_process.h"
+#include "tests/support/etcd_process.h"
 
 #include <errno.h>
 #include <fcntl.h>
