@@ -79,6 +79,7 @@ asio::awaitable<void> Connection::watchdog() {
         // Unauthenticated connections get auth_timeout_s to finish (abuse limit); idle ones
         // without open files are closed after idle_timeout_s.
         if (!authenticated && now - created_ > std::chrono::seconds(g.auth_timeout_s)) {
+            server.limit_hits.hit(metrics::Limit::AuthTimeout);
             log_info("conn ", id, " ", transport->peer(), ": limit 'auth timeout' (",
                      g.auth_timeout_s, " s) reached without a finished SESSION_SETUP");
             close("authentication not finished in time");
@@ -128,6 +129,7 @@ asio::awaitable<void> Connection::wait_for_room() {
     // sends block. Nothing is refused and the connection's requests in processing complete, so
     // the client is slowed down, not broken; other connections are not affected.
     server.backpressure().pauses.fetch_add(1, std::memory_order_relaxed);
+    server.limit_hits.hit(metrics::Limit::MaxBytesInFlightPerConnection);
     log_debug("conn ", id, " ", transport->peer(), ": limit 'max bytes in flight per connection' (",
               max, ") reached with ", bytes_in_flight_, " bytes; reading paused");
     reader_paused_ = true;
@@ -156,6 +158,8 @@ asio::awaitable<void> Connection::run() {
         if (closed_) break;
         auto r = co_await transport->receive();
         if (!r) {
+            if (r.status() == NtStatus::BufferOverflow)
+                server.limit_hits.hit(metrics::Limit::MaxMessageSize);
             if (r.status() == NtStatus::BufferOverflow)
                 log_info("conn ", id, " ", transport->peer(), ": limit 'max message size' (",
                          server.limits().max_message_size, " bytes) exceeded");
@@ -544,6 +548,7 @@ asio::awaitable<Status> Connection::go_async(RequestContext& ctx) {
         co_return Error(NtStatus::InternalError);
     }
     if (pending_by_aid_.size() >= server.limits().max_async_per_connection) {
+        server.limit_hits.hit(metrics::Limit::MaxAsyncRequestsPerConnection);
         log_info("conn ", id, " ", transport->peer(),
                  ": limit 'max async requests per connection' (",
                  server.limits().max_async_per_connection, ") reached; ",
@@ -621,6 +626,7 @@ asio::awaitable<void> Connection::process_frame(PoolBuffer frame, uint64_t count
     auto elems = split_compound(data, server.limits().max_compound_elements);
     if (!elems) {
         if (elems.status() == NtStatus::InsufficientResources) {
+            server.limit_hits.hit(metrics::Limit::MaxCompoundLength);
             log_info("conn ", id, " ", transport->peer(), ": limit 'max compound length' (",
                      server.limits().max_compound_elements, " elements) exceeded");
             close("compound too long");

@@ -417,9 +417,11 @@ void Server::admit_connection(std::unique_ptr<Transport> t, size_t loop) {
         size_t from_addr = it == connections_per_address_.end() ? 0 : it->second;
         if (connections_ >= limits_.max_connections) {
             refused_by = "max connections total";
+            limit_hits.hit(metrics::Limit::MaxConnectionsTotal);
             limit = limits_.max_connections;
         } else if (from_addr >= limits_.max_connections_per_address) {
             refused_by = "max connections per address";
+            limit_hits.hit(metrics::Limit::MaxConnectionsPerAddress);
             limit = limits_.max_connections_per_address;
         } else {
             ++connections_;

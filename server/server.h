@@ -29,6 +29,7 @@
 #include "server/health/device_health.h"
 #include "server/log_rate_limit.h"
 #include "server/logon_throttle.h"
+#include "server/metrics/limit_hits.h"
 #include "server/metrics/registry.h"
 #include "server/reload_plan.h"
 #include "server/smbd_transport.h"
@@ -217,6 +218,8 @@ class Server {
     BackpressureStats& backpressure() { return backpressure_; }
     // The request and I/O metrics, one shard per event loop (server/metrics/registry.h).
     metrics::Registry metrics;
+    // How often each abuse limit acted (daxsmbd_limit_hits_total).
+    metrics::LimitHits limit_hits;
     // The health of the shares' block devices ("device health interval"; server/health).
     health::DeviceHealthMonitor device_health;
     // What GET /metrics answers (server/metrics/server_metrics.cpp): the registry merged, and

@@ -632,6 +632,7 @@ NtStatus create_pipe(RequestContext& ctx, const CreateRequest& req) {
 bool open_limit_reached(RequestContext& ctx) {
     const size_t max = ctx.limits().max_opens_per_session;
     if (ctx.server.opens.count_for_session(ctx.session_id) < max) return false;
+    ctx.server.limit_hits.hit(metrics::Limit::MaxOpensPerSession);
     ctx.log().refusal("limit 'max opens per session' (", max, ") reached; CREATE refused");
     return true;
 }

@@ -63,6 +63,7 @@ void grant_durability(RequestContext& ctx, const CreateContextRequests& c,
     if (!persistent && !may_be_durable(held)) return;
     const size_t max = ctx.server.limits().max_durable_per_client;
     if (!ctx.server.opens.claim_durable(open, ctx.conn.state.client_guid, max)) {
+        ctx.server.limit_hits.hit(metrics::Limit::MaxDurableHandlesPerClient);
         ctx.log().info("limit 'max durable handles per client' (", max, ") reached; '",
                        open->local.path, "' opened without durability");
         return;

@@ -154,6 +154,7 @@ LockSeries lock_series(const std::vector<LockElement>& elements) {
 // cannot hold another lock; the open's other locks stay.
 void log_lock_limit(RequestContext& ctx, NtStatus st, size_t max_locks, const std::string& path) {
     if (st != NtStatus::InsufficientResources) return;
+    ctx.server.limit_hits.hit(metrics::Limit::MaxLocksPerOpen);
     ctx.log().refusal("limit 'max locks per open' (", max_locks, ") reached on '", path,
                       "'; LOCK refused");
 }

@@ -77,6 +77,7 @@ bool session_slot_free(ConnectionState& conn, Server& server, const char* what) 
     });
     const size_t limit = server.limits().max_sessions_per_connection;
     if (conn.channels.size() + conn.pending_binds.size() < limit) return true;
+    server.limit_hits.hit(metrics::Limit::MaxSessionsPerConnection);
     conn.log.refusal("limit 'max sessions per connection' (", limit, ") reached; ", what,
                      " refused");
     return false;

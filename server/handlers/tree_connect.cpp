@@ -195,6 +195,7 @@ asio::awaitable<NtStatus> tree_connect(RequestContext& ctx) {
         // Abuse limit "max tree connects per session" (MS-SMB2 3.3.5.7 sets no number); the
         // session and its other trees go on working.
         if (const size_t max = conn.server.limits().max_trees_per_session; s.trees.size() >= max) {
+            conn.server.limit_hits.hit(metrics::Limit::MaxTreeConnectsPerSession);
             conn.log.refusal("limit 'max tree connects per session' (", max, ") reached; [",
                              share->config.name, "] refused");
             co_return NtStatus::InsufficientResources;

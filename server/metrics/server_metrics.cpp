@@ -40,6 +40,13 @@ void write_connections(metrics::ExpositionWriter& w, Server& s) {
              "Client connections refused by 'max connections total' or 'max connections per "
              "address'.");
     w.sample("daxsmbd_connections_refused_total", "", s.connections_refused());
+    w.family("daxsmbd_limit_hits_total", "counter",
+             "Times an abuse limit refused or cut something, by its configuration key.");
+    for (size_t i = 0; i < metrics::kLimits; ++i) {
+        const auto l = metrics::Limit(i);
+        w.sample("daxsmbd_limit_hits_total", std::string("limit=\"") + metrics::limit_key(l) + "\"",
+                 s.limit_hits.count(l));
+    }
     w.family("daxsmbd_backpressure_pauses_total", "counter",
              "Times a connection's reader stopped at 'max bytes in flight per connection'.");
     w.sample("daxsmbd_backpressure_pauses_total", "",

@@ -30,6 +30,7 @@ namespace {
 using namespace protocol;
 using namespace std::chrono_literals;
 namespace am = protocol::access_mask;
+using server::metrics::Limit;
 
 constexpr uint32_t kRw = am::kFileGenericRead | am::kFileGenericWrite | am::kDelete;
 
@@ -70,6 +71,7 @@ TEST(E2eLimits, ConnectionsTotal) {
     // The third connection is accepted by the kernel and closed by the server at once.
     auto third = connected(s);
     EXPECT_EQ(third->wait_closed(5s), Smb2Client::PeerState::Closed);
+    EXPECT_EQ(s.server().limit_hits.count(Limit::MaxConnectionsTotal), 1u);
     // The two admitted clients go on working.
     EXPECT_STATUS(a->echo(), NtStatus::Success);
     auto f = a->open("total.txt", kRw, create_disposition::kOverwriteIf);
@@ -106,6 +108,7 @@ TEST(E2eLimits, SessionsPerConnection) {
     EXPECT_NE(c->session_id(), first);
     // A third new session on the same connection is refused; the connection stays up.
     EXPECT_STATUS(c->session_setup("alice", "pw"), NtStatus::InsufficientResources);
+    EXPECT_EQ(s.server().limit_hits.count(Limit::MaxSessionsPerConnection), 1u);
     EXPECT_STATUS(c->echo(), NtStatus::Success);
     expect_served(s);
 }
@@ -120,6 +123,8 @@ TEST(E2eLimits, OpensPerSession) {
     ASSERT_STATUS(f2, NtStatus::Success);
     EXPECT_STATUS(c->open("o3.txt", kRw, create_disposition::kOverwriteIf),
                   NtStatus::InsufficientResources);
+    EXPECT_EQ(s.server().limit_hits.count(Limit::MaxOpensPerSession), 1u);
+    EXPECT_EQ(s.server().limit_hits.count(Limit::MaxTreeConnectsPerSession), 0u);
     // Refused before anything was created.
     struct stat st;
     EXPECT_NE(::stat((s.share_dir() + "/o3.txt").c_str(), &st), 0);
@@ -141,6 +146,7 @@ TEST(E2eLimits, TreeConnectsPerSession) {
     ASSERT_STATUS(c->tree_connect("data"), NtStatus::Success);  // the second
     const uint32_t second = c->tree_id();
     EXPECT_STATUS(c->tree_connect("data"), NtStatus::InsufficientResources);
+    EXPECT_EQ(s.server().limit_hits.count(Limit::MaxTreeConnectsPerSession), 1u);
     // The session and its trees keep working.
     c->set_tree_id(first);
     auto f = c->open("trees.txt", kRw, create_disposition::kOverwriteIf);

@@ -200,6 +200,9 @@ TEST(E2eMetrics, KnownTrafficShowsInTheScrape) {
     EXPECT_EQ(s.at("daxsmbd_lock_waiters"), 0);
     EXPECT_EQ(s.at("daxsmbd_leases"), 0);  // the open asked for none
     EXPECT_EQ(s.at("daxsmbd_session_channels"), 1);
+    // Every limit is listed, by its configuration key; none was hit here.
+    EXPECT_EQ(s.at("daxsmbd_limit_hits_total{limit=\"max opens per session\"}"), 0);
+    EXPECT_EQ(sum_matching(s, "daxsmbd_limit_hits_total{", "limit="), 0);
     // One per answered command (all but CANCEL and the server-to-client one), and per share
     // (IPC$, data) one per direction and data path.
     EXPECT_EQ(check_histograms(text), int(kCommandCount) - 2 + 2 * 2 * 4);
