@@ -14,6 +14,7 @@ bool iequals(std::string_view a, std::string_view b) {
     return true;
 }
 
+// The running shares are no Config (they come from the Share objects): Config::find_share's rule.
 const ShareConfig* find_share(const std::vector<ShareConfig>& shares, std::string_view name) {
     for (const auto& s : shares)
         if (iequals(s.name, name)) return &s;
@@ -104,7 +105,7 @@ ReloadPlan plan_reload(const std::map<std::string, GlobalSetting>& running_globa
         (r ? plan.changed : plan.added).push_back(n);
     }
     for (const auto& r : running_shares) {
-        if (find_share(next.shares, r.name)) continue;
+        if (next.find_share(r.name)) continue;
         if (r.continuous_availability) {
             plan.restart_needed.push_back(
                 "share [" + r.name +
