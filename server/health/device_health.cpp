@@ -6,6 +6,18 @@
 
 namespace daxsmbd::server::health {
 
+namespace {
+
+// "[a], [b]": the shares on a device, for log lines.
+std::string share_list(const DeviceHealthMonitor::Device& d) {
+    std::string out;
+    for (const auto& s : d.shares)
+        out += (out.empty() ? "[" : ", [") + s + "]";
+    return out;
+}
+
+}  // namespace
+
 void DeviceHealthMonitor::set_shares(
     const std::vector<std::pair<std::string, std::string>>& shares) {
     std::vector<Device> next;
@@ -19,7 +31,7 @@ void DeviceHealthMonitor::set_shares(
         auto it = std::find_if(next.begin(), next.end(),
                                [&](const Device& d) { return d.device.name == dev->name; });
         if (it == next.end()) {
-            next.push_back(Device{*dev, {}, std::nullopt, {}, 0});
+            next.push_back(Device{*dev, {}, std::nullopt, std::nullopt, {}, 0});
             it = next.end() - 1;
         }
         it->shares.push_back(name);
@@ -31,6 +43,7 @@ void DeviceHealthMonitor::set_shares(
                                 [&](const Device& o) { return o.device.name == d.device.name; });
         if (old == devices_.end()) continue;
         d.smart = old->smart;
+        d.pmem = old->pmem;
         d.error = old->error;
         d.read_failures = old->read_failures;
     }
@@ -42,10 +55,7 @@ void DeviceHealthMonitor::report(Device& d, const SmartLog& now) {
     const bool same = was && d.smart->critical_warning == now.critical_warning &&
                       d.smart->available_spare == now.available_spare;
     if (!now.needs_attention() || same) return;
-    std::string shares;
-    for (const auto& s : d.shares)
-        shares += (shares.empty() ? "[" : ", [") + s + "]";
-    log_error("WARNING: device ", d.device.node, " (", shares, "): NVMe critical warning 0x",
+    log_error("WARNING: device ", d.device.node, " (", share_list(d), "): NVMe critical warning 0x",
               std::hex, unsigned(now.critical_warning), std::dec, " (",
               describe_critical_warning(now.critical_warning), "), available spare ",
               unsigned(now.available_spare), "% (threshold ",
@@ -53,31 +63,51 @@ void DeviceHealthMonitor::report(Device& d, const SmartLog& now) {
               "% of its life used, ", now.media_errors, " media errors");
 }
 
+void DeviceHealthMonitor::report(Device& d, const PmemHealth& now) {
+    const bool was = d.pmem && d.pmem->needs_attention();
+    if (!now.needs_attention() || (was && *d.pmem == now)) return;
+    log_error("WARNING: device ", d.device.node, " (", share_list(d), "): persistent memory ",
+              now.describe());
+}
+
+void DeviceHealthMonitor::poll_device(const BlockDevice& dev) {
+    std::string why;
+    std::optional<SmartLog> smart;
+    std::optional<PmemHealth> pmem;
+    if (dev.nvme)
+        smart = read_smart_log(dev.node, &why);
+    else
+        pmem = read_pmem_health(dev.sysfs_dir, dev.nd_region, &why);
+    std::lock_guard lk(mu_);
+    auto it = std::find_if(devices_.begin(), devices_.end(),
+                           [&](const Device& d) { return d.device.name == dev.name; });
+    if (it == devices_.end()) return;  // a reload took it away meanwhile
+    if (!smart && !pmem) {
+        if (it->error != why) log_error("device health of ", dev.node, ": ", why);
+        it->error = why;
+        ++it->read_failures;
+        return;
+    }
+    if (smart) {
+        report(*it, *smart);
+        it->smart = smart;
+    } else {
+        report(*it, *pmem);
+        it->pmem = pmem;
+    }
+    it->error.clear();
+}
+
 void DeviceHealthMonitor::poll_once() {
     std::vector<BlockDevice> todo;
     {
         std::lock_guard lk(mu_);
         for (const auto& d : devices_)
-            if (d.device.nvme) todo.push_back(d.device);
+            if (d.device.nvme || d.device.pmem()) todo.push_back(d.device);
     }
     // The reads run without the lock: a scrape must not wait for a slow device.
-    for (const auto& dev : todo) {
-        std::string why;
-        auto smart = read_smart_log(dev.node, &why);
-        std::lock_guard lk(mu_);
-        auto it = std::find_if(devices_.begin(), devices_.end(),
-                               [&](const Device& d) { return d.device.name == dev.name; });
-        if (it == devices_.end()) continue;  // a reload took it away meanwhile
-        if (!smart) {
-            if (it->error != why) log_error("device health of ", dev.node, ": ", why);
-            it->error = why;
-            ++it->read_failures;
-            continue;
-        }
-        report(*it, *smart);
-        it->smart = smart;
-        it->error.clear();
-    }
+    for (const auto& dev : todo)
+        poll_device(dev);
 }
 
 void DeviceHealthMonitor::start(std::chrono::seconds interval) {

@@ -2,7 +2,8 @@
 // thread of its own (never on an event loop: an NVMe admin command can take milliseconds, a
 // sick device seconds) and published as metrics (server/metrics/server_metrics.cpp). A
 // critical warning bit, or the available spare falling below its threshold, is logged when it
-// appears and when it changes.
+// appears and when it changes; so are bad blocks, a read-only region or a DIMM failure flag on
+// persistent memory.
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "server/health/nvme_health.h"
+#include "server/health/pmem_health.h"
 
 namespace daxsmbd::server::health {
 
@@ -25,6 +27,7 @@ class DeviceHealthMonitor {
         BlockDevice device;
         std::vector<std::string> shares;  // the shares on it
         std::optional<SmartLog> smart;    // the last log page read (NVMe only)
+        std::optional<PmemHealth> pmem;   // the last sysfs read (persistent memory only)
         std::string error;                // why the last read failed, if it did
         uint64_t read_failures = 0;
     };
@@ -48,6 +51,9 @@ class DeviceHealthMonitor {
     void run(std::chrono::seconds interval);
     // Logs a device whose health needs attention, once per distinct state.
     void report(Device& d, const SmartLog& now);
+    void report(Device& d, const PmemHealth& now);
+    // Reads one device's health and stores it (or the failure) into devices_.
+    void poll_device(const BlockDevice& dev);
 
     mutable std::mutex mu_;
     std::vector<Device> devices_;

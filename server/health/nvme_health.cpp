@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "server/health/pmem_health.h"
+
 namespace daxsmbd::server::health {
 
 namespace fs = std::filesystem;
@@ -110,6 +112,8 @@ std::optional<BlockDevice> block_device_of(const std::string& path, std::string*
     // admin commands.
     const std::string grandparent = dev.parent_path().parent_path().filename().string();
     out.nvme = grandparent == "nvme" || grandparent == "nvme-subsystem";
+    out.sysfs_dir = dev.string();
+    out.nd_region = nd_region_of(out.sysfs_dir);
     return out;
 }
 

@@ -65,6 +65,9 @@ struct BlockDevice {
     std::string partition;  // "nvme0n1p2", or empty
     std::string node;       // "/dev/nvme0n1"
     bool nvme = false;      // an NVMe namespace (its controller answers admin commands)
+    std::string sysfs_dir;  // its canonical /sys/devices/... directory
+    std::string nd_region;  // persistent memory: the libnvdimm region above it (pmem_health.h)
+    bool pmem() const { return !nd_region.empty(); }
 };
 
 // The device under `path` (stat's st_dev, then /sys/dev/block/MAJ:MIN); nullopt with `why` for

@@ -161,19 +161,90 @@ void write_io_uring(metrics::ExpositionWriter& w, Server& s) {
 
 }  // namespace
 
+namespace {
+
+std::string device_label(const health::DeviceHealthMonitor::Device& d) {
+    return "device=\"" + metrics::escape_label_value(d.device.name) + "\"";
+}
+
+const char* device_type(const health::BlockDevice& d) {
+    return d.nvme ? "nvme" : d.pmem() ? "pmem" : "other";
+}
+
+// Persistent memory under DAX shares (server/health/pmem_health.h): bad blocks, the region's
+// read-only state, and the health flags of the DIMMs behind it.
+void write_pmem_health(metrics::ExpositionWriter& w,
+                       const std::vector<health::DeviceHealthMonitor::Device>& devices) {
+    w.family("daxsmbd_pmem_bad_ranges", "gauge",
+             "Poisoned ranges the kernel lists in the pmem device's badblocks.");
+    for (const auto& d : devices)
+        if (d.pmem) w.sample("daxsmbd_pmem_bad_ranges", device_label(d), d.pmem->badblocks.ranges);
+    w.family("daxsmbd_pmem_bad_sectors", "gauge",
+             "512-byte sectors in the pmem device's badblocks (reads fail, DAX maps raise "
+             "SIGBUS).");
+    for (const auto& d : devices)
+        if (d.pmem)
+            w.sample("daxsmbd_pmem_bad_sectors", device_label(d), d.pmem->badblocks.sectors);
+    w.family("daxsmbd_pmem_region_read_only", "gauge",
+             "1 when the libnvdimm region under the pmem device is read-only.");
+    for (const auto& d : devices)
+        if (d.pmem)
+            w.sample(
+                "daxsmbd_pmem_region_read_only",
+                device_label(d) + ",region=\"" + metrics::escape_label_value(d.pmem->region) + "\"",
+                d.pmem->read_only ? 1 : 0);
+    // Each family's samples follow its TYPE line: one pass over the DIMMs per family.
+    auto each_dimm = [&devices](auto&& fn) {
+        for (const auto& d : devices)
+            if (d.pmem)
+                for (const auto& n : d.pmem->dimms)
+                    fn(device_label(d) + ",dimm=\"" + metrics::escape_label_value(n.name) + "\"",
+                       n);
+    };
+    w.family("daxsmbd_nvdimm_info", "gauge",
+             "The DIMMs behind each pmem device (id = vendor-serial; failed=yes when a "
+             "failure flag is set).");
+    each_dimm([&w](const std::string& dimm, const health::Nvdimm& n) {
+        w.sample("daxsmbd_nvdimm_info",
+                 dimm + ",id=\"" + metrics::escape_label_value(n.id) + "\",failed=\"" +
+                     (n.failures.empty() ? "no" : "yes") + "\"",
+                 1);
+    });
+    w.family("daxsmbd_nvdimm_flag", "gauge",
+             "1 for every health flag the kernel reports on a DIMM (nfit/flags or papr/flags).");
+    each_dimm([&w](const std::string& dimm, const health::Nvdimm& n) {
+        for (const auto& f : n.flags)
+            w.sample("daxsmbd_nvdimm_flag",
+                     dimm + ",flag=\"" + metrics::escape_label_value(f) + "\"", 1);
+    });
+    w.family("daxsmbd_nvdimm_dirty_shutdowns_total", "counter",
+             "Unsafe shutdowns a DIMM counted (nfit/dirty_shutdown, where its family has it).");
+    each_dimm([&w](const std::string& dimm, const health::Nvdimm& n) {
+        if (n.dirty_shutdowns)
+            w.sample("daxsmbd_nvdimm_dirty_shutdowns_total", dimm, *n.dirty_shutdowns);
+    });
+    w.family("daxsmbd_pmem_health_read_failures_total", "counter",
+             "Reads of a pmem device's health from sysfs that failed.");
+    for (const auto& d : devices)
+        if (d.device.pmem())
+            w.sample("daxsmbd_pmem_health_read_failures_total", device_label(d), d.read_failures);
+}
+
+}  // namespace
+
 // The shares' block devices and, for NVMe, their SMART / Health log (server/health), as last
 // read by the monitor's thread: a scrape never waits for a device.
 void write_device_health(metrics::ExpositionWriter& w, Server& s) {
     const auto devices = s.device_health.snapshot();
     w.family("daxsmbd_share_device_info", "gauge",
-             "The block device under each share (1 per share and device; nvme=yes when its "
-             "SMART / Health log is read).");
+             "The block device under each share (1 per share and device; type=nvme: its "
+             "SMART / Health log is read, type=pmem: its persistent memory health).");
     for (const auto& d : devices)
         for (const auto& share : d.shares)
             w.sample("daxsmbd_share_device_info",
                      "share=\"" + metrics::escape_label_value(share) + "\",device=\"" +
-                         metrics::escape_label_value(d.device.name) + "\",nvme=\"" +
-                         (d.device.nvme ? "yes" : "no") + "\"",
+                         metrics::escape_label_value(d.device.name) + "\",type=\"" +
+                         device_type(d.device) + "\"",
                      1);
     struct Field {
         const char* name;
@@ -219,17 +290,14 @@ void write_device_health(metrics::ExpositionWriter& w, Server& s) {
     for (const auto& f : kFields) {
         w.family(f.name, f.type, f.help);
         for (const auto& d : devices)
-            if (d.smart)
-                w.sample(f.name, "device=\"" + metrics::escape_label_value(d.device.name) + "\"",
-                         f.get(*d.smart));
+            if (d.smart) w.sample(f.name, device_label(d), f.get(*d.smart));
     }
     w.family("daxsmbd_nvme_health_read_failures_total", "counter",
              "Reads of an NVMe device's SMART / Health log that failed.");
     for (const auto& d : devices)
         if (d.device.nvme)
-            w.sample("daxsmbd_nvme_health_read_failures_total",
-                     "device=\"" + metrics::escape_label_value(d.device.name) + "\"",
-                     d.read_failures);
+            w.sample("daxsmbd_nvme_health_read_failures_total", device_label(d), d.read_failures);
+    write_pmem_health(w, devices);
 }
 
 std::string Server::metrics_text() {

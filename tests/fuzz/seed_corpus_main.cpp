@@ -556,6 +556,14 @@ void nvme_smart_log_seeds() {
     seed("fuzz_nvme_smart_log", "worn", page);
 }
 
+// sysfs attributes of persistent memory (server/health/pmem_health.h): a badblocks list of
+// two ranges, an NFIT DIMM's flags, a PowerPC one's.
+void pmem_health_seeds() {
+    seed("fuzz_pmem_health", "badblocks", std::string_view("4194240 8\n4194300 64\n"));
+    seed("fuzz_pmem_health", "nfit_flags", std::string_view("save_fail not_armed smart_notify \n"));
+    seed("fuzz_pmem_health", "papr_flags", std::string_view("flush_fail smart_notify encrypted\n"));
+}
+
 // etcd's v3 JSON gateway as daxsmbd's cluster sees it (etcd 3.4, snake_case, int64 as
 // strings, streaming replies wrapped in "result"), a watch stream of two messages as one read
 // returns it, an endpoint URL and an owner record.
@@ -623,6 +631,7 @@ int main(int argc, char** argv) {
     smbdirect_seeds();
     kerberos_user_map_seeds();
     nvme_smart_log_seeds();
+    pmem_health_seeds();
     etcd_seeds();
     std::printf("%d seeds written to %s\n", g_written, argv[1]);
     return 0;

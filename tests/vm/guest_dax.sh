@@ -170,7 +170,7 @@ device health interval = 1
 path = /mnt/nvme/share
 read only = no"; then
         check "nvme: the share's device is nvme0n1, read as NVMe" \
-            test "$(metric daxsmbd_share_device_info 'share="nvme",device="nvme0n1",nvme="yes"')" = 1
+            test "$(metric daxsmbd_share_device_info 'share="nvme",device="nvme0n1",type="nvme"')" = 1
         check "nvme: no critical warning" \
             test "$(metric daxsmbd_nvme_critical_warning 'device="nvme0n1"')" = 0
         t=$(metric daxsmbd_nvme_temperature_kelvin 'device="nvme0n1"')
@@ -194,6 +194,46 @@ read only = no"; then
 else
     bad "nvme: no /dev/nvme0n1 (run.sh attaches it with NVME_SIZE)"
 fi
+
+# Persistent memory health (README "Device health"): the DAX share's pmem device, its region
+# and DIMM appear in the metrics; a bad block the test adds through the kernel's badblocks
+# attribute (block/genhd.c) shows up at the next read and is logged once.
+echo "== pmem device health"
+pmem_mount ext4 /mnt/pmem
+mkdir -p /mnt/pmem/share && chmod 777 /mnt/pmem/share
+if server_start pmem "[global]
+smb ports = $PORT
+interfaces = 127.0.0.1
+user database = /tmp/users.db
+metrics address = 127.0.0.1:9922
+device health interval = 1
+[dax]
+path = /mnt/pmem/share
+read only = no
+dax = on"; then
+    check "pmem: the share's device is pmem0, read as persistent memory" \
+        test "$(metric daxsmbd_share_device_info 'share="dax",device="pmem0",type="pmem"')" = 1
+    check "pmem: no bad blocks" test "$(metric daxsmbd_pmem_bad_sectors 'device="pmem0"')" = 0
+    check "pmem: region0 is writable" \
+        test "$(metric daxsmbd_pmem_region_read_only 'device="pmem0",region="region0"')" = 0
+    id=$(cat /sys/bus/nd/devices/nmem0/nfit/id 2>/dev/null)
+    check "pmem: its DIMM nmem0 ($id) is listed, no failure flag" \
+        test "$(metric daxsmbd_nvdimm_info "device=\"pmem0\",dimm=\"nmem0\",id=\"$id\",failed=\"no\"")" = 1
+    # Eight sectors near the end, away from what the file system wrote so far.
+    sectors=$(blockdev --getsz /dev/pmem0)
+    check "pmem: a bad block is added to pmem0" sh -c "echo '$((sectors - 64)) 8' >/sys/block/pmem0/badblocks"
+    sleep 2.5 # two reads at "device health interval = 1"
+    check "pmem: the metrics count its 8 sectors" \
+        test "$(metric daxsmbd_pmem_bad_sectors 'device="pmem0"')" = 8
+    check "pmem: one warning is logged" \
+        test "$(grep -c 'WARNING: device /dev/pmem0 (\[dax\]): persistent memory 1 bad range (8 sectors)' "$SLOG")" = 1
+    check "pmem: no failed health reads" \
+        test "$(metric daxsmbd_pmem_health_read_failures_total 'device="pmem0"')" = 0
+    server_stop
+else
+    bad "pmem: server start"
+fi
+umount /mnt/pmem
 
 # dax = on where there is no DAX: the server must refuse to start.
 CONF_BAD="[global]
