@@ -9,6 +9,7 @@
 //   daxsmbd-admin [-s FILE] debug-connection ID on|off
 //   daxsmbd-admin [-s FILE] reload
 //   daxsmbd-admin [-s FILE] cluster status
+//   daxsmbd-admin [-s FILE] cluster move SHARE NODE
 //
 // status, close-session, debug-connection and reload ask the running daemon through its "control
 // socket" (root only). The password is read from standard input (one line) when it is not a
@@ -50,6 +51,7 @@ constexpr const char* kUsage =
     "       daxsmbd-admin [-s CONFIG] debug-connection ID on|off\n"
     "       daxsmbd-admin [-s CONFIG] reload\n"
     "       daxsmbd-admin [-s CONFIG] cluster status\n"
+    "       daxsmbd-admin [-s CONFIG] cluster move SHARE NODE\n"
     "CONFIG defaults to /etc/daxsmbd/daxsmbd.conf; the user database is its 'user database'.\n"
     "The password is read from stdin (one line) when stdin is not a terminal.\n"
     "--uid/--gid: the Unix ids the user acts as on disk (default: those of the Unix account of\n"
@@ -361,8 +363,9 @@ int ask_daemon(const Options& opts) {
     const std::vector<std::string>& words = opts.words;
     if (words[0] == "status" && words.size() != 1) return usage("status takes no arguments");
     if (words[0] == "reload" && words.size() != 1) return usage("reload takes no arguments");
-    if (words[0] == "cluster" && (words.size() != 2 || words[1] != "status"))
-        return usage("cluster takes one action: status");
+    if (words[0] == "cluster" && !(words.size() == 2 && words[1] == "status") &&
+        !(words.size() == 4 && words[1] == "move"))
+        return usage("cluster takes status, or move SHARE NODE");
     if (words[0] == "close-session" && words.size() != 2)
         return usage("close-session needs exactly one session id");
     if (words[0] == "debug-connection" && words.size() != 3)

@@ -123,11 +123,19 @@ std::string format_status(const ClusterStatus& s) {
     else
         out << "lease " << s.lease << " (ttl " << s.lease_ttl_s << " s), stops serving in "
             << s.deadline_in_ms << " ms without a keepalive\n";
+    out << "leader: " << (s.leader.empty() ? "(none yet)" : s.leader);
+    if (!s.leader.empty()) out << " (term " << s.leader_term << ")";
+    out << "\n";
     out << "nodes:\n";
     for (const auto& n : s.nodes) {
         out << "  " << n.name;
         for (const auto& a : n.addresses)
             out << " " << a;
+        if (!n.shares.empty()) {
+            out << " serves";
+            for (const auto& share : n.shares)
+                out << " " << share;
+        }
         out << "\n";
     }
     out << "owners:\n";
@@ -137,6 +145,11 @@ std::string format_status(const ClusterStatus& s) {
         for (const auto& a : o.addresses)
             out << " " << a;
         out << "\n";
+    }
+    if (!s.assignments.empty()) {
+        out << "assignments:\n";
+        for (const auto& [share, node] : s.assignments)
+            out << "  " << share << " " << node << "\n";
     }
     return out.str();
 }
@@ -155,8 +168,31 @@ std::string node_record(const ClusterSettings& s) {
     json::array addresses;
     for (const auto& a : s.addresses)
         addresses.emplace_back(a);
-    return json::serialize(
-        json::object{{"node", s.node_name}, {"addresses", std::move(addresses)}, {"port", port}});
+    json::array shares;
+    for (const auto& share : s.shares)
+        shares.emplace_back(share);
+    return json::serialize(json::object{{"node", s.node_name},
+                                        {"addresses", std::move(addresses)},
+                                        {"port", port},
+                                        {"shares", std::move(shares)}});
+}
+
+// The "shares" of a node record (empty when it has none: a node of an older version).
+std::vector<std::string> node_record_shares(std::string_view text) {
+    std::vector<std::string> out;
+    boost::system::error_code ec;
+    json::value v = json::parse(text, ec);
+    if (ec || !v.is_object()) return out;
+    const json::object& o = v.get_object();
+    if (auto it = o.find("shares"); it != o.end() && it->value().is_array())
+        for (const json::value& e : it->value().get_array())
+            if (e.is_string()) out.emplace_back(e.get_string());
+    return out;
+}
+
+bool same_share(std::string_view a, std::string_view b) {
+    ShareOwnershipCache::NameLess less;
+    return !less(a, b) && !less(b, a);
 }
 
 std::vector<boost::asio::ip::tcp::endpoint> endpoints_of(const std::vector<std::string>& list) {
@@ -203,8 +239,21 @@ struct ClusterNode::Impl : std::enable_shared_from_this<ClusterNode::Impl> {
     bool node_recorded = false;
     bool old_lease_released = false;  // the lease given up was revoked (or had expired)
 
-    std::map<std::string, int64_t, ShareOwnershipCache::NameLess> owned;  // share -> epoch
-    std::map<std::string, std::vector<std::string>> nodes;                // from the watch
+    using NameLess = ShareOwnershipCache::NameLess;
+    struct NodeInfo {
+        std::vector<std::string> addresses;
+        std::vector<std::string> shares;
+    };
+    std::map<std::string, int64_t, NameLess> owned;  // share -> epoch
+    std::map<std::string, NodeInfo> nodes;           // from the watch
+    // Placement (see the header): the leader's assignments and the move requests.
+    std::map<std::string, std::string, NameLess> assignments;  // share -> node
+    std::map<std::string, std::string, NameLess> moves;        // share -> node asked for
+    std::string leader;
+    int64_t leader_term = 0;
+    bool leading = false;
+    bool placing = false;      // place() runs
+    bool place_again = false;  // something changed while it ran
     // The last owner seen of each share (the takeover command's OLD_OWNER).
     std::map<std::string, std::string, ShareOwnershipCache::NameLess> previous_owner;
     // Claims won whose takeover command runs: share -> still valid (false once the claim was
@@ -219,6 +268,34 @@ struct ClusterNode::Impl : std::enable_shared_from_this<ClusterNode::Impl> {
         return settings.key_prefix + "shares/" + std::string(share) + "/owner";
     }
     std::string node_key() const { return settings.key_prefix + "nodes/" + settings.node_name; }
+    std::string leader_key() const { return settings.key_prefix + "leader"; }
+    std::string assign_key(std::string_view share) const {
+        return settings.key_prefix + "shares/" + std::string(share) + "/assign";
+    }
+    std::string move_key(std::string_view share) const {
+        return settings.key_prefix + "moves/" + std::string(share);
+    }
+    // The share of "P shares/<share>/<suffix>", or "" for any other key.
+    std::string share_of(std::string_view key, std::string_view suffix) const {
+        const std::string prefix = settings.key_prefix + "shares/";
+        if (!key.starts_with(prefix) || !key.ends_with(suffix) ||
+            key.size() <= prefix.size() + suffix.size())
+            return {};
+        return std::string(key.substr(prefix.size(), key.size() - prefix.size() - suffix.size()));
+    }
+    // Whether live node `node` lists `share` among the shares it serves.
+    bool serves(const std::string& node, std::string_view share) const {
+        auto n = nodes.find(node);
+        return n != nodes.end() && std::any_of(n->second.shares.begin(), n->second.shares.end(),
+                                               [&](const auto& s) { return same_share(s, share); });
+    }
+    // Whether the placement lets this node hold `share`: no assignment, one to this node, or
+    // one to a node that is gone or does not serve the share.
+    bool may_hold(const std::string& share) const {
+        auto a = assignments.find(share);
+        return a == assignments.end() || a->second == settings.node_name ||
+               !serves(a->second, share);
+    }
     bool configured(std::string_view share) const {
         ShareOwnershipCache::NameLess less;
         return std::any_of(settings.shares.begin(), settings.shares.end(),
@@ -235,6 +312,18 @@ struct ClusterNode::Impl : std::enable_shared_from_this<ClusterNode::Impl> {
                          bool ok);
     asio::awaitable<void> release_and_retry(std::string share, int64_t epoch);
     void apply_event(const WatchEvent& ev);
+    void apply_owner_event(const std::string& share, const WatchEvent& ev);
+    void apply_placement_event(const WatchEvent& ev);
+    void note_leader(const KeyValue& kv);
+    void reconcile(const std::string& share);
+    void reconcile_all();
+    void release(const std::string& share, int64_t epoch);
+    asio::awaitable<void> release_owner_key(std::string share, int64_t epoch);
+    void spawn_campaign();
+    void spawn_place();
+    asio::awaitable<void> campaign();
+    asio::awaitable<void> place();
+    asio::awaitable<MoveResult> ask_move(std::string share, std::string node);
     bool on_watch(const WatchResponse& w);
     void spawn_claim(const std::string& share);
 
@@ -252,8 +341,12 @@ struct ClusterNode::Impl : std::enable_shared_from_this<ClusterNode::Impl> {
 void ClusterNode::Impl::publish_status() {
     ClusterStatus s;
     s.node = settings.node_name;
-    for (const auto& [name, addresses] : nodes)
-        s.nodes.push_back({name, addresses});
+    for (const auto& [name, info] : nodes)
+        s.nodes.push_back({name, info.addresses, info.shares});
+    s.leader = leader;
+    s.leader_term = leader_term;
+    for (const auto& [share, node] : assignments)
+        s.assignments.emplace_back(share, node);
     s.lease = lease_id;
     s.lease_live = lease_live;
     s.lease_ttl_s = unsigned(ttl.count());
@@ -280,6 +373,7 @@ void ClusterNode::Impl::lose(const std::string& share, std::string_view why) {
 void ClusterNode::Impl::fence(std::string_view why) {
     if (!lease_live) return;
     lease_live = false;
+    leading = false;  // the leader key goes with the lease
     log_info("cluster: lease ", lease_id, " of node ", settings.node_name, " given up: ", why);
     std::vector<std::string> shares;
     for (const auto& [share, epoch] : owned)
@@ -317,6 +411,10 @@ void ClusterNode::Impl::note_owner(const std::string& share, const KeyValue& kv)
         return;
     }
     if (owned.contains(share) || takeovers.contains(share)) return;
+    if (!may_hold(share)) {  // claimed before this node saw the assignment elsewhere
+        release(share, kv.create_revision);
+        return;
+    }
     if (!settings.takeover_command.empty()) {
         start_takeover(share, kv);
         return;
@@ -358,6 +456,10 @@ void ClusterNode::Impl::finish_takeover(const std::string& share, const KeyValue
     const bool valid = it != takeovers.end() && it->second;
     if (it != takeovers.end()) takeovers.erase(it);
     if (stopping || !valid || !lease_live || generation != lease_generation) return;
+    if (ok && !may_hold(share)) {
+        release(share, kv.create_revision);
+        return;
+    }
     if (ok) {
         serve(share, kv);
         return;
@@ -385,7 +487,7 @@ void ClusterNode::Impl::spawn_claim(const std::string& share) {
 }
 
 asio::awaitable<void> ClusterNode::Impl::claim(std::string share) {
-    if (!lease_live || stopping || paused) co_return;
+    if (!lease_live || stopping || paused || !may_hold(share)) co_return;
     const uint64_t generation = lease_generation;
     const int64_t lease = lease_id;
     const std::string value = encode_owner_record({settings.node_name, settings.addresses});
@@ -438,6 +540,7 @@ asio::awaitable<bool> ClusterNode::Impl::acquire_lease() {
     publish_status();
     for (const auto& share : settings.shares)
         spawn_claim(share);
+    spawn_campaign();
     // After a lease given up, the watch may have missed changes while this node was cut off
     // (or hang on a connection that is gone): read everything again.
     if (lease_generation > 1 && watch_control) watch_control->cancel();
@@ -506,27 +609,33 @@ asio::awaitable<void> ClusterNode::Impl::fence_loop() {
 void ClusterNode::Impl::apply_event(const WatchEvent& ev) {
     const std::string_view key = ev.kv.key;
     const std::string nodes_prefix = settings.key_prefix + "nodes/";
-    const std::string shares_prefix = settings.key_prefix + "shares/";
     if (key.starts_with(nodes_prefix)) {
         const std::string name(key.substr(nodes_prefix.size()));
         if (ev.type == WatchEvent::Type::remove) {
             nodes.erase(name);
         } else if (auto r = decode_owner_record(ev.kv.value)) {
-            nodes[name] = r->addresses;
+            nodes[name] = NodeInfo{r->addresses, node_record_shares(ev.kv.value)};
         }
         publish_status();
+        // A member that comes or goes changes which assignments bind.
+        reconcile_all();
+        spawn_place();
         return;
     }
-    constexpr std::string_view kOwner = "/owner";
-    if (!key.starts_with(shares_prefix) || !key.ends_with(kOwner)) return;
-    const std::string share(
-        key.substr(shares_prefix.size(), key.size() - shares_prefix.size() - kOwner.size()));
-    if (share.empty()) return;
+    if (auto share = share_of(key, "/owner"); !share.empty()) {
+        apply_owner_event(share, ev);
+        return;
+    }
+    apply_placement_event(ev);
+}
+
+void ClusterNode::Impl::apply_owner_event(const std::string& share, const WatchEvent& ev) {
     if (ev.type == WatchEvent::Type::put) {
         note_owner(share, ev.kv);
         return;
     }
-    // A deletion: the owner's lease expired or was revoked (or an operator deleted the key).
+    // A deletion: the owner's lease expired or was revoked, the owner released the share to
+    // the node the leader assigned it to, or an operator deleted the key.
     const int64_t epoch = ev.prev_kv ? ev.prev_kv->create_revision : ev.kv.mod_revision;
     if (ev.prev_kv)
         if (auto r = decode_owner_record(ev.prev_kv->value)) previous_owner[share] = r->node;
@@ -534,7 +643,184 @@ void ClusterNode::Impl::apply_event(const WatchEvent& ev) {
     if (auto it = owned.find(share); it != owned.end() && it->second <= epoch)
         lose(share, "its owner key was deleted");
     cache.remove(share, epoch);
-    if (configured(share)) spawn_claim(share);  // takeover
+    if (configured(share)) spawn_claim(share);  // takeover (claim() checks the assignment)
+}
+
+void ClusterNode::Impl::apply_placement_event(const WatchEvent& ev) {
+    const std::string_view key = ev.kv.key;
+    const bool removed = ev.type == WatchEvent::Type::remove;
+    std::optional<OwnerRecord> record;
+    if (!removed) record = decode_owner_record(ev.kv.value);
+    if (key == leader_key()) {
+        if (record) {
+            note_leader(ev.kv);
+            return;
+        }
+        leader.clear();
+        leader_term = 0;
+        leading = false;
+        publish_status();
+        spawn_campaign();
+        return;
+    }
+    if (auto share = share_of(key, "/assign"); !share.empty()) {
+        if (record)
+            assignments[share] = record->node;
+        else
+            assignments.erase(share);
+        publish_status();
+        reconcile(share);
+        return;
+    }
+    const std::string moves_prefix = settings.key_prefix + "moves/";
+    if (key.starts_with(moves_prefix) && key.size() > moves_prefix.size()) {
+        const std::string share(key.substr(moves_prefix.size()));
+        if (record)
+            moves[share] = record->node;
+        else
+            moves.erase(share);
+        spawn_place();
+    }
+}
+
+void ClusterNode::Impl::note_leader(const KeyValue& kv) {
+    auto r = decode_owner_record(kv.value);
+    if (!r) return;
+    const bool was = leading;
+    leader = r->node;
+    leader_term = kv.create_revision;
+    // This node's key on a lease it gave up is no mandate: it goes with that lease.
+    leading = r->node == settings.node_name && lease_live && kv.lease == lease_id;
+    if (leading && !was)
+        log_info("cluster: this node is the placement leader (term ", leader_term, ")");
+    publish_status();
+    if (leading) spawn_place();
+}
+
+// Makes this node's hold of `share` agree with the placement: gives it up when the leader put
+// it elsewhere, claims it when it is free and this node may hold it.
+void ClusterNode::Impl::reconcile(const std::string& share) {
+    if (auto it = owned.find(share); it != owned.end()) {
+        if (may_hold(share)) return;
+        const int64_t epoch = it->second;
+        lose(share, "the placement leader moved it to node " + assignments[share]);
+        release(share, epoch);
+        return;
+    }
+    if (configured(share) && !takeovers.contains(share) && !cache.owner(share) && may_hold(share))
+        spawn_claim(share);
+}
+
+void ClusterNode::Impl::reconcile_all() {
+    const std::vector<std::string> shares = settings.shares;
+    for (const auto& share : shares)
+        reconcile(share);
+}
+
+// Deletes this node's owner key of `share` (still of epoch `epoch`), so that the node the
+// leader assigned it to can claim it. When etcd does not answer, the key goes with the lease.
+void ClusterNode::Impl::release(const std::string& share, int64_t epoch) {
+    asio::co_spawn(
+        strand,
+        [self = shared_from_this(), share, epoch] { return self->release_owner_key(share, epoch); },
+        asio::detached);
+}
+
+asio::awaitable<void> ClusterNode::Impl::release_owner_key(std::string share, int64_t epoch) {
+    const std::string key = owner_key(share);
+    auto t = co_await client->delete_if_created(key, epoch);
+    if (!t)
+        log_error("cluster: releasing share ", share, " failed: ", t.error,
+                  " (its owner key goes with this node's lease)");
+}
+
+void ClusterNode::Impl::spawn_campaign() {
+    asio::co_spawn(
+        strand, [self = shared_from_this()] { return self->campaign(); }, asio::detached);
+}
+
+// The election: the leader key created on this node's lease if there is none.
+asio::awaitable<void> ClusterNode::Impl::campaign() {
+    if (!lease_live || stopping || paused || leading) co_return;
+    const uint64_t generation = lease_generation;
+    // Named values only in these coroutines: GCC 12 mishandles braced temporaries in them.
+    OwnerRecord record;
+    record.node = settings.node_name;
+    const std::string value = encode_owner_record(record);
+    const std::string key = leader_key();
+    auto t = co_await client->create_if_absent(key, value, lease_id);
+    if (stopping || !lease_live || generation != lease_generation || !t) co_return;
+    if (t->succeeded) {
+        KeyValue kv;
+        kv.key = key;
+        kv.value = value;
+        kv.create_revision = t->revision;
+        kv.mod_revision = t->revision;
+        kv.version = 1;
+        kv.lease = lease_id;
+        note_leader(kv);
+    } else if (!t->range_kvs.empty()) {
+        note_leader(t->range_kvs.front());
+    }
+}
+
+void ClusterNode::Impl::spawn_place() {
+    if (!leading) return;
+    if (placing) {
+        place_again = true;
+        return;
+    }
+    placing = true;
+    asio::co_spawn(
+        strand, [self = shared_from_this()] { return self->place(); }, asio::detached);
+}
+
+// The leader's work: every move request becomes an assignment (or is dropped when its node
+// does not serve the share), and assignments of departed nodes are deleted. Every write is
+// guarded by the leader's term: a deposed leader changes nothing.
+asio::awaitable<void> ClusterNode::Impl::place() {
+    do {
+        place_again = false;
+        // Copies: the maps change while the calls run.
+        std::vector<std::pair<std::string, std::string>> requests(moves.begin(), moves.end());
+        for (size_t i = 0; i < requests.size() && leading && !stopping; ++i) {
+            const std::string share = requests[i].first;
+            const std::string node = requests[i].second;
+            std::vector<std::pair<std::string, std::string>> puts;
+            if (serves(node, share)) {
+                OwnerRecord record;
+                record.node = node;
+                puts.emplace_back(assign_key(share), encode_owner_record(record));
+                log_info("cluster: placement: share ", share, " goes to node ", node);
+            } else {
+                log_error("cluster: placement: share ", share, " cannot move to node ", node,
+                          ": no live node of that name serves it");
+            }
+            std::vector<std::string> deletes;
+            deletes.push_back(move_key(share));
+            const std::string guard = leader_key();
+            auto t = co_await client->guarded_txn(guard, leader_term, std::move(puts),
+                                                  std::move(deletes));
+            if (!t) log_debug("cluster: placement of share ", share, " failed: ", t.error);
+        }
+        std::vector<std::pair<std::string, std::string>> placed(assignments.begin(),
+                                                                assignments.end());
+        for (size_t i = 0; i < placed.size() && leading && !stopping; ++i) {
+            const std::string share = placed[i].first;
+            const std::string node = placed[i].second;
+            if (nodes.contains(node)) continue;
+            log_info("cluster: placement: node ", node, " left; share ", share,
+                     " goes to the first claim");
+            std::vector<std::pair<std::string, std::string>> none;
+            std::vector<std::string> deletes;
+            deletes.push_back(assign_key(share));
+            const std::string guard = leader_key();
+            auto t = co_await client->guarded_txn(guard, leader_term, std::move(none),
+                                                  std::move(deletes));
+            if (!t) log_debug("cluster: placement of share ", share, " failed: ", t.error);
+        }
+    } while (place_again && leading && !stopping);
+    placing = false;
 }
 
 bool ClusterNode::Impl::on_watch(const WatchResponse& w) {
@@ -553,29 +839,35 @@ asio::awaitable<int64_t> ClusterNode::Impl::resync() {
     auto r = co_await client->range(settings.key_prefix, true);
     if (stopping || !r) co_return 0;
     ShareOwnershipCache::Map entries;
-    std::map<std::string, KeyValue, ShareOwnershipCache::NameLess> mine;
+    std::map<std::string, KeyValue, NameLess> mine;
+    std::optional<KeyValue> leader_kv;
     nodes.clear();
+    assignments.clear();
+    moves.clear();
     const std::string nodes_prefix = settings.key_prefix + "nodes/";
-    const std::string shares_prefix = settings.key_prefix + "shares/";
-    constexpr std::string_view kOwner = "/owner";
+    const std::string moves_prefix = settings.key_prefix + "moves/";
     for (const KeyValue& kv : r->kvs) {
         const std::string_view key = kv.key;
         auto record = decode_owner_record(kv.value);
         if (!record) continue;
         if (key.starts_with(nodes_prefix)) {
-            nodes[std::string(key.substr(nodes_prefix.size()))] = record->addresses;
-            continue;
+            nodes[std::string(key.substr(nodes_prefix.size()))] =
+                NodeInfo{record->addresses, node_record_shares(kv.value)};
+        } else if (key == leader_key()) {
+            leader_kv = kv;
+        } else if (auto share = share_of(key, "/assign"); !share.empty()) {
+            assignments[share] = record->node;
+        } else if (key.starts_with(moves_prefix) && key.size() > moves_prefix.size()) {
+            moves[std::string(key.substr(moves_prefix.size()))] = record->node;
+        } else if (auto share = share_of(key, "/owner"); !share.empty()) {
+            if (record->node == settings.node_name) {
+                if (lease_live && kv.lease == lease_id) mine[share] = kv;
+                continue;  // this node's keys go through note_owner (gained) below
+            }
+            entries[share] = ShareOwner{record->node, endpoints_of(record->addresses),
+                                        kv.create_revision, false};
+            previous_owner[share] = record->node;
         }
-        if (!key.starts_with(shares_prefix) || !key.ends_with(kOwner)) continue;
-        const std::string share(
-            key.substr(shares_prefix.size(), key.size() - shares_prefix.size() - kOwner.size()));
-        if (record->node == settings.node_name) {
-            if (lease_live && kv.lease == lease_id) mine[share] = kv;
-            continue;  // this node's keys go through note_owner (gained) below
-        }
-        entries[share] =
-            ShareOwner{record->node, endpoints_of(record->addresses), kv.create_revision, false};
-        previous_owner[share] = record->node;
     }
     std::vector<std::string> lost;
     for (const auto& [share, epoch] : owned)
@@ -588,8 +880,16 @@ asio::awaitable<int64_t> ClusterNode::Impl::resync() {
     cache.replace_all(std::move(entries));
     for (const auto& [share, kv] : mine)
         note_owner(share, kv);
-    for (const auto& share : settings.shares)
-        if (!cache.owner(share)) spawn_claim(share);
+    if (leader_kv) {
+        note_leader(*leader_kv);
+    } else {
+        leader.clear();
+        leader_term = 0;
+        leading = false;
+        spawn_campaign();
+    }
+    reconcile_all();
+    spawn_place();
     publish_status();
     co_return r->revision;
 }
@@ -713,6 +1013,58 @@ ClusterStatus ClusterNode::status() const {
         s.owners.push_back(std::move(o));
     }
     return s;
+}
+
+// The request is checked against this node's view and written on the strand; then this
+// node's cache, fed by the watch, tells when the new owner holds the share.
+asio::awaitable<ClusterNode::MoveResult> ClusterNode::Impl::ask_move(std::string share,
+                                                                     std::string node) {
+    MoveResult r;
+    if (!serves(node, share)) {
+        r.message = "no live node '" + node + "' serves share " + share;
+        co_return r;
+    }
+    if (auto o = cache.owner(share); o && o->node == node) {
+        r.ok = true;
+        r.message = "share " + share + " is on node " + node + " already (epoch " +
+                    std::to_string(o->epoch) + ")\n";
+        co_return r;
+    }
+    OwnerRecord record;
+    record.node = node;
+    const std::string key = move_key(share);
+    const std::string value = encode_owner_record(record);
+    auto p = co_await client->put(key, value);
+    if (!p) {
+        r.message = "etcd: " + p.error;
+        co_return r;
+    }
+    r.ok = true;
+    co_return r;
+}
+
+ClusterNode::MoveResult ClusterNode::move_share(const std::string& share, const std::string& node,
+                                                milliseconds timeout) {
+    auto impl = impl_;
+    auto asked = asio::co_spawn(impl->strand, impl->ask_move(share, node), asio::use_future);
+    MoveResult r = asked.get();
+    if (!r.ok || !r.message.empty()) return r;
+    const auto end = Clock::now() + timeout;
+    while (Clock::now() < end) {
+        if (auto o = impl->cache.owner(share); o && o->node == node) {
+            r.message = "share " + share + " moved to node " + node + " (epoch " +
+                        std::to_string(o->epoch) + ")\n";
+            return r;
+        }
+        std::this_thread::sleep_for(milliseconds(50));
+    }
+    const std::string leader = status().leader;
+    r.ok = false;
+    r.message = "share " + share + " is not on node " + node + " after " +
+                std::to_string(timeout.count()) +
+                " ms (placement leader: " + (leader.empty() ? "none" : leader) +
+                "; the request stays in etcd)";
+    return r;
 }
 
 void ClusterNode::set_lease_paused(bool paused) {

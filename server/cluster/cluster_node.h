@@ -4,12 +4,24 @@
 //
 // Keys, under the key prefix P (default "/daxsmbd/"):
 //   P nodes/<node>          {"node","addresses","port"} on the node's lease: membership
+//   P nodes/<node>            also lists the scale-out shares the node can serve ("shares")
 //   P shares/<share>/owner  {"node","addresses"} on the owner's lease; the key's create revision
 //                           is the ownership epoch (it grows with every change of hands)
+//   P leader                {"node"} on the placement leader's lease (create-if-absent: the
+//                           election; its create revision is the leader's term)
+//   P shares/<share>/assign {"node"}: where the placement leader put the share (no lease)
+//   P moves/<share>         {"node"}: a `cluster move` request, which the leader consumes
 // A node claims a share with a transaction that creates the owner key only when it does not
 // exist (compare CREATE revision == 0), so one node at a time owns it. When the owner's lease
 // expires etcd deletes its keys; every live node sees the deletion in its watch and tries to
 // claim the share (takeover); one transaction wins.
+//
+// Placement: without an assignment, the first claim wins. `cluster move SHARE NODE` (any node)
+// writes moves/<share>; the leader checks that NODE is a live member serving the share and
+// writes shares/<share>/assign (else drops the request with a log line), guarded by its term.
+// The owner sees the assignment, stops serving and deletes its owner key; only the assigned
+// node claims it then. An assignment to a node that is gone or does not serve the share does
+// not bind (first claim wins again), and the leader deletes assignments of departed nodes.
 //
 // Self-fencing: a node may serve its shares only while it is sure that its lease is alive. Its
 // deadline is the send time of the last successful keepalive + TTL - margin (margin = TTL/5, at
@@ -32,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/cluster/share_ownership.h"
@@ -74,6 +87,7 @@ struct ClusterStatus {
     struct Node {
         std::string name;
         std::vector<std::string> addresses;
+        std::vector<std::string> shares;  // the scale-out shares it can serve
     };
     struct Owner {
         std::string share;
@@ -91,6 +105,9 @@ struct ClusterStatus {
     // Milliseconds until this node fences itself (negative: passed); meaningful while live.
     int64_t deadline_in_ms = 0;
     std::vector<std::string> owned;  // the shares this node serves now
+    std::string leader;              // the placement leader ("" while none is known)
+    int64_t leader_term = 0;
+    std::vector<std::pair<std::string, std::string>> assignments;  // share -> node
 };
 
 // This node's settings from the configuration: the [global] cluster keys and the shares with
@@ -134,6 +151,16 @@ class ClusterNode {
     void stop();
 
     ClusterStatus status() const;
+
+    // `daxsmbd-admin cluster move`: asks the placement leader to move `share` to `node` and
+    // waits at most `timeout` until this node's cache names `node` as the owner. Not from a
+    // thread that runs the executor.
+    struct MoveResult {
+        bool ok = false;
+        std::string message;  // a line for the operator
+    };
+    MoveResult move_share(const std::string& share, const std::string& node,
+                          std::chrono::milliseconds timeout);
 
     // Test hook: while paused the node sends no lease traffic (grant, keepalive, revoke) and
     // claims nothing, as a SIGSTOPped process would, but its deadline timer still runs.

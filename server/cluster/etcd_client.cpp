@@ -209,6 +209,13 @@ asio::awaitable<Decoded<TxnResult>> EtcdClient::delete_if_created(std::string ke
         *this, encode_delete_if_created(key, create_revision), decode_txn);
 }
 
+asio::awaitable<Decoded<TxnResult>> EtcdClient::guarded_txn(
+    std::string guard_key, int64_t guard_create_revision,
+    std::vector<std::pair<std::string, std::string>> puts, std::vector<std::string> deletes) {
+    co_return co_await call_and_decode<TxnResult>(
+        *this, encode_guarded_txn(guard_key, guard_create_revision, puts, deletes), decode_txn);
+}
+
 asio::awaitable<Decoded<LeaseResult>> EtcdClient::lease_grant(int64_t ttl_seconds) {
     co_return co_await call_and_decode<LeaseResult>(*this, encode_lease_grant(ttl_seconds),
                                                     decode_lease_grant);

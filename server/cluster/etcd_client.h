@@ -67,6 +67,9 @@ class EtcdClient {
                                                                 int64_t lease);
     boost::asio::awaitable<Decoded<TxnResult>> delete_if_created(std::string key,
                                                                  int64_t create_revision);
+    boost::asio::awaitable<Decoded<TxnResult>> guarded_txn(
+        std::string guard_key, int64_t guard_create_revision,
+        std::vector<std::pair<std::string, std::string>> puts, std::vector<std::string> deletes);
     boost::asio::awaitable<Decoded<LeaseResult>> lease_grant(int64_t ttl_seconds);
     // One keepalive round trip (the gateway's streaming call with a single request).
     boost::asio::awaitable<Decoded<LeaseResult>> lease_keepalive(int64_t lease);

@@ -275,6 +275,24 @@ EtcdCall encode_delete_if_created(std::string_view key, int64_t create_revision)
     return {"/v3/kv/txn", to_text(o)};
 }
 
+EtcdCall encode_guarded_txn(std::string_view guard_key, int64_t guard_create_revision,
+                            const std::vector<std::pair<std::string, std::string>>& puts,
+                            const std::vector<std::string>& deletes) {
+    json::array ops;
+    for (const auto& [key, value] : puts)
+        ops.push_back(json::object{{"requestPut", json::object{{"key", base64_encode(key)},
+                                                               {"value", base64_encode(value)}}}});
+    for (const auto& key : deletes)
+        ops.push_back(
+            json::object{{"requestDeleteRange", json::object{{"key", base64_encode(key)}}}});
+    json::object o{{"compare", json::array{json::object{
+                                   {"target", "CREATE"},
+                                   {"key", base64_encode(guard_key)},
+                                   {"createRevision", std::to_string(guard_create_revision)}}}},
+                   {"success", std::move(ops)}};
+    return {"/v3/kv/txn", to_text(o)};
+}
+
 EtcdCall encode_lease_grant(int64_t ttl_seconds) {
     return {"/v3/lease/grant", to_text(json::object{{"TTL", std::to_string(ttl_seconds)}})};
 }

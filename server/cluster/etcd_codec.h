@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace daxsmbd::cluster {
@@ -34,6 +35,12 @@ EtcdCall encode_create_if_absent(std::string_view key, std::string_view value, i
 // Deletes `key` only while its create revision is `create_revision` (releasing what one owns and
 // nothing a successor created since).
 EtcdCall encode_delete_if_created(std::string_view key, int64_t create_revision);
+// Puts every {key, value} of `puts` and deletes every key of `deletes` in one transaction, only
+// while `guard_key`'s create revision is `guard_create_revision` (a leader acting only while it
+// still holds the key it was elected with).
+EtcdCall encode_guarded_txn(std::string_view guard_key, int64_t guard_create_revision,
+                            const std::vector<std::pair<std::string, std::string>>& puts,
+                            const std::vector<std::string>& deletes);
 EtcdCall encode_lease_grant(int64_t ttl_seconds);
 EtcdCall encode_lease_keepalive(int64_t lease);
 EtcdCall encode_lease_revoke(int64_t lease);

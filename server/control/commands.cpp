@@ -1,9 +1,12 @@
 #include "server/control/commands.h"
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <optional>
 #include <string_view>
 
+#include "server/cluster/cluster_node.h"
 #include "server/control/status_report.h"
 #include "server/server.h"
 
@@ -51,11 +54,20 @@ std::vector<Command> server_commands(Server& server, std::function<Reply()> relo
              return Reply{true, "connection " + args[0] + ": request lines " + args[1] + "\n"};
          }});
     commands.push_back(
-        {"cluster", 1, 1, "cluster status", [&server](const std::vector<std::string>& args) {
-             if (args[0] != "status") return Reply{false, "usage: cluster status"};
-             auto text = server.cluster_status_text();
-             if (!text) return Reply{false, "no cluster: 'cluster etcd endpoints' is not set"};
-             return Reply{true, *text};
+        {"cluster", 1, 3, "cluster status | cluster move SHARE NODE",
+         [&server](const std::vector<std::string>& args) {
+             const bool status = args[0] == "status" && args.size() == 1;
+             const bool move = args[0] == "move" && args.size() == 3;
+             if (!status && !move)
+                 return Reply{false, "usage: cluster status | cluster move SHARE NODE"};
+             cluster::ClusterNode* node = server.cluster_node();
+             if (!node) return Reply{false, "no cluster: 'cluster etcd endpoints' is not set"};
+             if (status) return Reply{true, cluster::format_status(node->status())};
+             // The leader, the old owner and the new one each act within milliseconds of the
+             // previous step; two lease TTLs cover an election on the way.
+             const auto ttl = std::chrono::seconds(std::max(2u, node->status().lease_ttl_s));
+             auto r = node->move_share(args[1], args[2], 2 * ttl + std::chrono::seconds(5));
+             return Reply{r.ok, r.message};
          }});
     if (reload)
         commands.push_back({"reload", 0, 0, "reload",

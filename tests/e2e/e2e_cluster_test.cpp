@@ -3,7 +3,8 @@
 // "cluster etcd endpoints" and the scale-out share `data`. Ownership and membership appear in
 // etcd's view (daxsmbd-admin cluster status); B redirects a TREE_CONNECT to A, the owner;
 // when A stops renewing its lease (as a SIGSTOPped process would), A fences itself (its tree on
-// `data` ends: NETWORK_NAME_DELETED) and B takes the share over with a higher epoch.
+// `data` ends: NETWORK_NAME_DELETED) and B takes the share over with a higher epoch;
+// `daxsmbd-admin cluster move` (the control socket's command) moves the share from A to B.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +18,8 @@
 #include "protocol/tree_connect.h"
 #include "server/cluster/cluster_node.h"
 #include "server/cluster/share_ownership.h"
+#include "server/control/commands.h"
+#include "server/control/control_socket.h"
 #include "server/server.h"
 #include "tests/client/smb2_client.h"
 #include "tests/client/test_server.h"
@@ -153,6 +156,45 @@ TEST_F(E2eCluster, OwnerThatStopsRenewingFencesItselfAndTheOtherTakesOver) {
     auto r = again->tree_connect("data", tree_connect_flags::kRedirectToOwner, {});
     ASSERT_STATUS(r, NtStatus::BadNetworkName);
     EXPECT_EQ(first_redirect_address(r), "127.0.0.3");
+}
+
+TEST_F(E2eCluster, ClusterMoveThroughTheControlSocketMovesTheShareAndItsClients) {
+    auto on_a = logged_on("127.0.0.2", a_->port());
+    ASSERT_TRUE(on_a);
+    ASSERT_STATUS(on_a->tree_connect("data"), NtStatus::Success);
+    auto held = on_a->open("held.txt", am::kFileGenericWrite, create_disposition::kOverwriteIf);
+    ASSERT_STATUS(held, NtStatus::Success);
+    const int64_t epoch_before = b_->server().share_ownership().owner("data")->epoch;
+
+    // Asked on B (any node takes the command); B's membership view must list A and B first.
+    ASSERT_TRUE(
+        eventually([&] { return b_->server().cluster_node()->status().nodes.size() == 2; }, 10s));
+    const std::string path = b_->dir() + "/control";
+    std::string error;
+    auto socket = server::control::ControlSocket::start(
+        path, server::control::server_commands(b_->server()), &error);
+    ASSERT_TRUE(socket) << error;
+    auto refused = server::control::send_request(path, "cluster move data node-z");
+    EXPECT_FALSE(refused.ok);
+    EXPECT_NE(refused.text.find("no live node 'node-z'"), std::string::npos) << refused.text;
+    auto reply = server::control::send_request(path, "cluster move data node-b");
+    ASSERT_TRUE(reply.ok) << reply.text;
+    EXPECT_NE(reply.text.find("moved to node node-b"), std::string::npos) << reply.text;
+    EXPECT_EQ(serving(*b_), ShareServing::OwnedBySelf);
+    EXPECT_GT(b_->server().share_ownership().owner("data")->epoch, epoch_before);
+
+    // A gave the share up: its tree ended, and it now redirects to B.
+    ASSERT_TRUE(eventually([&] { return serving(*a_) == ShareServing::OwnedByOther; }, 5s));
+    EXPECT_STATUS(on_a->write(held.body.file_id, 0, pattern(16, 1)), NtStatus::NetworkNameDeleted);
+    auto again = logged_on("127.0.0.2", a_->port());
+    ASSERT_TRUE(again);
+    auto r = again->tree_connect("data", tree_connect_flags::kRedirectToOwner, {});
+    ASSERT_STATUS(r, NtStatus::BadNetworkName);
+    EXPECT_EQ(first_redirect_address(r), "127.0.0.3");
+    auto status = server::control::send_request(path, "cluster status");
+    ASSERT_TRUE(status.ok);
+    EXPECT_NE(status.text.find("assignments:\n  data node-b\n"), std::string::npos) << status.text;
+    EXPECT_NE(status.text.find("leader: node-"), std::string::npos) << status.text;
 }
 
 TEST_F(E2eCluster, StoppingTheOwnerHandsTheShareOverAtOnce) {

@@ -314,6 +314,88 @@ TEST_F(ClusterNodeTest, TakeoverCommandRunsBeforeTheNewOwnerServes) {
     a.node().set_lease_paused(false);
 }
 
+// Both nodes know the leader, and it is one of them.
+bool leader_known(TestNode& a, TestNode& b) {
+    const std::string la = a.node().status().leader, lb = b.node().status().leader;
+    return !la.empty() && la == lb && (la == a.name() || la == b.name());
+}
+
+TEST_F(ClusterNodeTest, MoveHandsTheShareToTheNodeAskedFor) {
+    TestNode a("node-a", "4450", etcd, {"s1"}, log);
+    TestNode b("node-b", "4451", etcd, {"s1"}, log);
+    ASSERT_TRUE(eventually([&] { return one_owner({&a, &b}, "s1") && leader_known(a, b); }));
+    TestNode& from = a.serving("s1") == ShareServing::OwnedBySelf ? a : b;
+    TestNode& to = &from == &a ? b : a;
+    const int64_t first_epoch = from.owner("s1")->epoch;
+    ASSERT_TRUE(eventually([&] { return from.node().status().nodes.size() == 2; }));
+    // Asked on the node that gives the share up: it waits until its cache names the new owner.
+    auto r = from.node().move_share("s1", to.name(), kLong);
+    ASSERT_TRUE(r.ok) << r.message;
+    EXPECT_NE(r.message.find("moved to node " + to.name()), std::string::npos) << r.message;
+    ASSERT_TRUE(eventually([&] { return to.serving("s1") == ShareServing::OwnedBySelf; }));
+    EXPECT_TRUE(one_owner({&a, &b}, "s1"));
+    auto lost = log.first(from.name(), false, "s1");
+    auto gained = log.first(to.name(), true, "s1");
+    ASSERT_TRUE(lost);
+    ASSERT_TRUE(gained);
+    EXPECT_LE(lost->at, gained->at);  // never two nodes serving
+    EXPECT_GT(gained->epoch, first_epoch);
+    auto assign = read_key("/test/shares/s1/assign");
+    ASSERT_TRUE(assign);
+    EXPECT_EQ(decode_owner_record(assign->value)->node, to.name());
+    EXPECT_EQ(assign->lease, 0);               // the placement outlives leases
+    EXPECT_FALSE(read_key("/test/moves/s1"));  // the leader consumed the request
+    auto status = from.node().status();
+    ASSERT_EQ(status.assignments.size(), 1u);
+    EXPECT_EQ(status.assignments[0], (std::pair<std::string, std::string>{"s1", to.name()}));
+    // Asking again for where it is already answers at once.
+    auto again = to.node().move_share("s1", to.name(), kLong);
+    EXPECT_TRUE(again.ok);
+    EXPECT_NE(again.message.find("already"), std::string::npos) << again.message;
+}
+
+TEST_F(ClusterNodeTest, MoveToANodeThatDoesNotServeTheShareIsRefused) {
+    TestNode a("node-a", "4450", etcd, {"s1"}, log);
+    TestNode c("node-c", "4452", etcd, {"s2"}, log);
+    ASSERT_TRUE(eventually([&] {
+        return a.serving("s1") == ShareServing::OwnedBySelf && a.node().status().nodes.size() == 2;
+    }));
+    auto r = a.node().move_share("s1", "node-c", kLong);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.message.find("no live node 'node-c' serves share s1"), std::string::npos)
+        << r.message;
+    r = a.node().move_share("s1", "node-z", kLong);
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(a.serving("s1"), ShareServing::OwnedBySelf);
+    EXPECT_FALSE(read_key("/test/moves/s1"));
+    EXPECT_FALSE(read_key("/test/shares/s1/assign"));
+}
+
+TEST_F(ClusterNodeTest, LeaderGoneTheOtherLeadsAndAssignmentsOfTheGoneAreDropped) {
+    TestNode a("node-a", "4450", etcd, {"s1"}, log);
+    ASSERT_TRUE(eventually([&] { return a.serving("s1") == ShareServing::OwnedBySelf; }));
+    ASSERT_TRUE(eventually([&] { return a.node().status().leader == "node-a"; }));
+    {
+        TestNode b("node-b", "4451", etcd, {"s1"}, log);
+        ASSERT_TRUE(
+            eventually([&] { return leader_known(a, b) && a.node().status().nodes.size() == 2; }));
+        auto r = a.node().move_share("s1", "node-b", kLong);
+        ASSERT_TRUE(r.ok) << r.message;
+        EXPECT_EQ(b.serving("s1"), ShareServing::OwnedBySelf);
+        // node-a's own claim would not bind while the assignment names a live node-b.
+        EXPECT_NE(a.serving("s1"), ShareServing::OwnedBySelf);
+        a.stop();  // the leader stops: node-b leads and keeps its share
+        ASSERT_TRUE(eventually([&] { return b.node().status().leader == "node-b"; }));
+        EXPECT_EQ(b.serving("s1"), ShareServing::OwnedBySelf);
+    }
+    // node-b stopped as well: its assignment went with it... on the next leader. Start node-c:
+    // it leads, drops the assignment of the departed node-b and claims the share.
+    TestNode c("node-c", "4452", etcd, {"s1"}, log);
+    ASSERT_TRUE(eventually([&] { return c.serving("s1") == ShareServing::OwnedBySelf; }));
+    EXPECT_EQ(c.node().status().leader, "node-c");
+    EXPECT_TRUE(eventually([&] { return !read_key("/test/shares/s1/assign"); }));
+}
+
 TEST(TakeoverCommand, ExitStatusAndTimeout) {
     daxsmbd::test_support::TempDir dir("daxsmbd-takeover");
     ASSERT_TRUE(dir.ok());
@@ -357,12 +439,19 @@ TEST(ClusterStatusText, ShowsLeaseNodesAndOwners) {
     s.lease_live = true;
     s.lease_ttl_s = 10;
     s.deadline_in_ms = 7900;
-    s.nodes = {{"n1", {"10.0.0.1:445"}}, {"n2", {"10.0.0.2:445"}}};
+    s.nodes = {{"n1", {"10.0.0.1:445"}, {"a", "c"}}, {"n2", {"10.0.0.2:445"}, {}}};
     s.owners = {{"a", "n1", {"10.0.0.1:445"}, 12, true}, {"c", "n2", {"10.0.0.2:445"}, 15, false}};
+    s.leader = "n2";
+    s.leader_term = 9;
+    s.assignments = {{"c", "n2"}};
     EXPECT_EQ(format_status(s),
               "node n1: lease 77 (ttl 10 s), stops serving in 7900 ms without a keepalive\n"
-              "nodes:\n  n1 10.0.0.1:445\n  n2 10.0.0.2:445\n"
-              "owners:\n  a n1 epoch 12 (this node) 10.0.0.1:445\n  c n2 epoch 15 10.0.0.2:445\n");
+              "leader: n2 (term 9)\n"
+              "nodes:\n  n1 10.0.0.1:445 serves a c\n  n2 10.0.0.2:445\n"
+              "owners:\n  a n1 epoch 12 (this node) 10.0.0.1:445\n  c n2 epoch 15 10.0.0.2:445\n"
+              "assignments:\n  c n2\n");
+    s.leader.clear();
+    EXPECT_NE(format_status(s).find("leader: (none yet)"), std::string::npos);
     s.lease_live = false;
     EXPECT_NE(format_status(s).find("given up"), std::string::npos);
 }

@@ -57,6 +57,28 @@ TEST(EtcdCodec, CreateIfAbsentComparesCreateRevisionZero) {
     EXPECT_TRUE(o.at("failure").as_array().at(0).as_object().contains("requestRange"));
 }
 
+TEST(EtcdCodec, GuardedTxnPutsAndDeletesOnlyUnderTheGuardsCreateRevision) {
+    auto call = encode_guarded_txn("/p/leader", 41, {{"/p/shares/s/assign", R"({"node":"b"})"}},
+                                   {"/p/moves/s"});
+    EXPECT_EQ(call.target, "/v3/kv/txn");
+    auto o = body_of(call);
+    const auto& cmp = o.at("compare").as_array().at(0).as_object();
+    EXPECT_EQ(cmp.at("target").as_string(), "CREATE");
+    EXPECT_EQ(cmp.at("key").as_string(), base64_encode("/p/leader"));
+    EXPECT_EQ(cmp.at("createRevision").as_string(), "41");
+    const auto& ops = o.at("success").as_array();
+    ASSERT_EQ(ops.size(), 2u);
+    const auto& put = ops.at(0).as_object().at("requestPut").as_object();
+    EXPECT_EQ(put.at("key").as_string(), base64_encode("/p/shares/s/assign"));
+    EXPECT_EQ(put.at("value").as_string(), base64_encode(R"({"node":"b"})"));
+    EXPECT_FALSE(put.contains("lease"));  // a placement outlives leases
+    EXPECT_EQ(ops.at(1).as_object().at("requestDeleteRange").as_object().at("key").as_string(),
+              base64_encode("/p/moves/s"));
+    EXPECT_FALSE(o.contains("failure"));
+    EXPECT_EQ(body_of(encode_guarded_txn("/p/leader", 41, {}, {})).at("success").as_array().size(),
+              0u);
+}
+
 TEST(EtcdCodec, RangeWithPrefixAndWatchWithPrevKv) {
     auto range = body_of(encode_range("/p/nodes/", true));
     EXPECT_EQ(range.at("range_end").as_string(), base64_encode("/p/nodes0"));
