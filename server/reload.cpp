@@ -1,5 +1,6 @@
 // Server::reload and Server::end_share_trees: a configuration read anew applied to the running
 // server (server/reload_plan.h has the rules).
+#include "server/cluster/cluster_node.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/vfs/case_fold.h"
@@ -115,6 +116,13 @@ ReloadOutcome Server::reload(const Config& next) {
                                 " tree connects ended)");
     }
     if (!fresh.empty() || !plan.removed.empty()) device_health.set_shares(share_paths());
+    if (cluster_ && (!fresh.empty() || !plan.removed.empty())) {
+        // Scale-out shares added (or turned scale-out) are claimed now, removed ones released.
+        std::vector<std::string> scale_out;
+        for (const auto& s : shares())
+            if (!s->is_ipc && s->config.scale_out) scale_out.push_back(s->config.name);
+        cluster_->set_shares(std::move(scale_out));
+    }
     if (plan.log_level) {
         outcome.lines.push_back("log level " + std::to_string(g_log_level) + " -> " +
                                 std::to_string(*plan.log_level));

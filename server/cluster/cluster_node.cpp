@@ -318,6 +318,8 @@ struct ClusterNode::Impl : std::enable_shared_from_this<ClusterNode::Impl> {
     void reconcile(const std::string& share);
     void reconcile_all();
     void release(const std::string& share, int64_t epoch);
+    void change_shares(std::vector<std::string> next);
+    asio::awaitable<void> republish_node();
     asio::awaitable<void> release_owner_key(std::string share, int64_t epoch);
     void spawn_campaign();
     void spawn_place();
@@ -455,7 +457,13 @@ void ClusterNode::Impl::finish_takeover(const std::string& share, const KeyValue
     auto it = takeovers.find(share);
     const bool valid = it != takeovers.end() && it->second;
     if (it != takeovers.end()) takeovers.erase(it);
-    if (stopping || !valid || !lease_live || generation != lease_generation) return;
+    if (stopping || !lease_live || generation != lease_generation) return;
+    if (!valid) {
+        // The claim was lost meanwhile, or a reload dropped the share: in the latter case the
+        // key is still this node's and goes now (for a lost claim the delete finds nothing).
+        if (!configured(share)) release(share, kv.create_revision);
+        return;
+    }
     if (ok && !may_hold(share)) {
         release(share, kv.create_revision);
         return;
@@ -732,6 +740,38 @@ asio::awaitable<void> ClusterNode::Impl::release_owner_key(std::string share, in
     if (!t)
         log_error("cluster: releasing share ", share, " failed: ", t.error,
                   " (its owner key goes with this node's lease)");
+}
+
+void ClusterNode::Impl::change_shares(std::vector<std::string> next) {
+    std::vector<std::string> gone;
+    for (const auto& share : settings.shares)
+        if (std::none_of(next.begin(), next.end(),
+                         [&](const auto& n) { return same_share(n, share); }))
+            gone.push_back(share);
+    settings.shares = std::move(next);
+    for (const auto& share : gone) {
+        if (auto t = takeovers.find(share); t != takeovers.end()) t->second = false;
+        auto it = owned.find(share);
+        if (it == owned.end()) continue;
+        const int64_t epoch = it->second;
+        lose(share, "no longer a scale-out share of this node");
+        release(share, epoch);
+    }
+    asio::co_spawn(
+        strand, [self = shared_from_this()] { return self->republish_node(); }, asio::detached);
+    reconcile_all();
+    publish_status();
+}
+
+// The node record again (its list of shares changed). A failure leaves node_recorded false:
+// the keepalive loop puts it then.
+asio::awaitable<void> ClusterNode::Impl::republish_node() {
+    if (!lease_live || stopping) co_return;
+    const std::string key = node_key();
+    const std::string value = node_record(settings);
+    const int64_t lease = lease_id;
+    auto p = co_await client->put(key, value, lease);
+    node_recorded = bool(p);
 }
 
 void ClusterNode::Impl::spawn_campaign() {
@@ -1065,6 +1105,12 @@ ClusterNode::MoveResult ClusterNode::move_share(const std::string& share, const 
                 " ms (placement leader: " + (leader.empty() ? "none" : leader) +
                 "; the request stays in etcd)";
     return r;
+}
+
+void ClusterNode::set_shares(std::vector<std::string> shares) {
+    asio::post(impl_->strand, [impl = impl_, shares = std::move(shares)]() mutable {
+        impl->change_shares(std::move(shares));
+    });
 }
 
 void ClusterNode::set_lease_paused(bool paused) {

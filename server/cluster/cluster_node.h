@@ -152,6 +152,11 @@ class ClusterNode {
 
     ClusterStatus status() const;
 
+    // A reload changed which shares are scale-out: this node gives up the ones no longer in
+    // `shares` (their trees end, their owner keys are deleted), publishes the new list in its
+    // node record and claims the new ones as at start.
+    void set_shares(std::vector<std::string> shares);
+
     // `daxsmbd-admin cluster move`: asks the placement leader to move `share` to `node` and
     // waits at most `timeout` until this node's cache names `node` as the owner. Not from a
     // thread that runs the executor.

@@ -7,6 +7,7 @@
 // `daxsmbd-admin cluster move` (the control socket's command) moves the share from A to B.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <memory>
@@ -195,6 +196,36 @@ TEST_F(E2eCluster, ClusterMoveThroughTheControlSocketMovesTheShareAndItsClients)
     ASSERT_TRUE(status.ok);
     EXPECT_NE(status.text.find("assignments:\n  data node-b\n"), std::string::npos) << status.text;
     EXPECT_NE(status.text.find("leader: node-"), std::string::npos) << status.text;
+}
+
+TEST_F(E2eCluster, ScaleOutShareAddedByAReloadIsClaimedAndRemovedOneReleased) {
+    const std::string extra_dir = a_->dir() + "/extra";
+    ASSERT_EQ(::mkdir(extra_dir.c_str(), 0777), 0);
+    server::Config next = a_->config();
+    server::ShareConfig sc;
+    sc.name = "extra";
+    sc.path = extra_dir;
+    sc.read_only = false;
+    sc.scale_out = true;
+    next.shares.push_back(sc);
+    ASSERT_TRUE(a_->server().reload(next).applied);
+    auto& ownership = a_->server().share_ownership();
+    ASSERT_TRUE(
+        eventually([&] { return ownership.serving("extra") == ShareServing::OwnedBySelf; }, 5s));
+    // B does not serve `extra` (not in its configuration) but learns who does.
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto o = b_->server().share_ownership().owner("extra");
+            return o && o->node == "node-a";
+        },
+        5s));
+    auto on_a = logged_on("127.0.0.2", a_->port());
+    ASSERT_TRUE(on_a);
+    EXPECT_STATUS(on_a->tree_connect("extra"), NtStatus::Success);
+
+    ASSERT_TRUE(a_->server().reload(a_->config()).applied);  // `extra` is gone again
+    EXPECT_TRUE(eventually([&] { return !b_->server().share_ownership().owner("extra"); }, 5s));
+    EXPECT_NE(ownership.serving("extra"), ShareServing::OwnedBySelf);
 }
 
 TEST_F(E2eCluster, StoppingTheOwnerHandsTheShareOverAtOnce) {

@@ -396,6 +396,24 @@ TEST_F(ClusterNodeTest, LeaderGoneTheOtherLeadsAndAssignmentsOfTheGoneAreDropped
     EXPECT_TRUE(eventually([&] { return !read_key("/test/shares/s1/assign"); }));
 }
 
+TEST_F(ClusterNodeTest, SharesChangedByAReloadAreClaimedAndReleased) {
+    TestNode a("node-a", "4450", etcd, {"s1"}, log);
+    ASSERT_TRUE(eventually([&] { return a.serving("s1") == ShareServing::OwnedBySelf; }));
+    a.node().set_shares({"s1", "s2"});
+    ASSERT_TRUE(eventually([&] { return a.serving("s2") == ShareServing::OwnedBySelf; }));
+    ASSERT_TRUE(eventually([&] {
+        auto kv = read_key("/test/nodes/node-a");
+        return kv && kv->value.find(R"("shares":["s1","s2"])") != std::string::npos;
+    }));
+    a.node().set_shares({"s2"});
+    ASSERT_TRUE(eventually([&] { return !read_key("/test/shares/s1/owner"); }));
+    EXPECT_NE(a.serving("s1"), ShareServing::OwnedBySelf);
+    EXPECT_TRUE(log.first("node-a", false, "s1"));
+    EXPECT_EQ(a.serving("s2"), ShareServing::OwnedBySelf);
+    TestNode b("node-b", "4451", etcd, {"s1"}, log);  // the released share is free to claim
+    EXPECT_TRUE(eventually([&] { return b.serving("s1") == ShareServing::OwnedBySelf; }));
+}
+
 TEST(TakeoverCommand, ExitStatusAndTimeout) {
     daxsmbd::test_support::TempDir dir("daxsmbd-takeover");
     ASSERT_TRUE(dir.ok());
